@@ -1,0 +1,179 @@
+"""The one configuration: every threshold of every stage, in seconds (not frames) where it is a time,
+so results do not change with the sampling rate. A run records it in OUT/run.json with its hash; a
+rerun skips clips whose status carries the same hash.
+
+Sections are plain frozen dataclasses so they pickle to Ray workers and hash stably. Load overrides from
+a YAML/JSON file with ``Config.load(path)``; the file may give any subset, nested by section name.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+
+@dataclass(frozen=True)
+class SamplingConfig:
+    fps: float = 2.0  # frames per second sampled from each video (pts-based)
+    max_side: int = 960  # longest image side fed to the models (downscaled, never upscaled)
+    max_clip_seconds: float = 120.0  # longer videos are split at scene cuts into clips of at most this
+    scene_threshold: float = 3.0  # PySceneDetect AdaptiveDetector adaptive_threshold
+    scene_min_seconds: float = 0.6  # shortest allowed shot
+
+
+@dataclass(frozen=True)
+class DetectorConfig:
+    backend: str = "auto"  # auto | yolo | mediapipe
+    weights: str = "yolo11n-pose.pt"  # path or Ultralytics name; *.yaml builds an untrained model
+    person_conf: float = 0.35  # minimum detection confidence kept
+    batch_size: int = 8  # frames per YOLO forward pass
+    device: str = ""  # "" lets the backend choose (GPU when present)
+
+
+@dataclass(frozen=True)
+class TrackingConfig:
+    tracker: str = "bytetrack"  # bytetrack | botsort
+    track_buffer_seconds: float = 2.0  # how long a lost track may come back, converted to frames at --fps
+    track_high_thresh: float = 0.4
+    track_low_thresh: float = 0.1
+    new_track_thresh: float = 0.4
+    match_thresh: float = 0.8
+    stitch_max_gap_seconds: float = 60.0  # tracklets further apart than this are never joined
+    stitch_appearance_max: float = 0.35  # max colour-histogram distance (Bhattacharyya) to join
+    stitch_motion_max: float = 0.25  # max centre jump per second of gap (normalised units) within a shot
+    min_track_seconds: float = 0.3  # tracklets shorter than this (after stitching) are dropped
+
+
+@dataclass(frozen=True)
+class GazeConfig:
+    cone_half_angle_deg: float = 15.0  # a head counts as a gaze target inside this cone
+    camera_max_angle_deg: float = 12.0  # gaze this close to the optical axis (toward the lens) = camera
+    head_margin: float = 0.02  # head boxes are grown by this fraction of the frame for hit tests
+    min_conf: float = 0.2  # gaze below this confidence gets target "unknown"
+    iris_weight: float = 0.5  # how much the iris offset turns the head-pose direction
+    interpolate_max_seconds: float = 0.3  # gaps up to this are interpolated (GRASP: 3 frames at 10 fps)
+    carry_max_seconds: float = 1.0  # gaps up to this carry the last gaze with decaying confidence
+
+
+@dataclass(frozen=True)
+class PointingConfig:
+    score_threshold: float = 0.5  # pointing_score >= this = extended index, other fingers curled
+    min_arm_extension: float = 0.6  # wrist-shoulder distance / (upper arm + forearm) for a raised arm
+    cone_half_angle_deg: float = 12.0
+
+
+@dataclass(frozen=True)
+class EventConfig:
+    min_gaze_at_seconds: float = 0.5
+    min_mutual_gaze_seconds: float = 1.0
+    mutual_gaze_merge_gap_seconds: float = 1.5
+    min_joint_attention_seconds: float = 0.5
+    joint_attention_min_score: float = 0.6  # exp(-3 x median distance to centroid)
+    following_min_lag_seconds: float = 0.5
+    following_max_lag_seconds: float = 2.0
+    following_same_location: float = 0.03  # normalised distance for "same location"
+    capture_min_people: int = 3
+    capture_window_seconds: float = 0.5
+    shift_min_speed: float = 0.7  # gaze point relative to face centre, frame widths per second
+    shift_min_seconds: float = 0.5
+    shift_max_seconds: float = 1.5
+    smoothing_gap_seconds: float = 0.5  # gaps this short are bridged (blinks, missed detections)
+    smoothing_blip_seconds: float = 0.3  # runs this short are dropped
+    min_gesture_seconds: float = 0.3
+    cross_adjacent_seconds: float = 3.0
+    gaze_follows_gesture_window_seconds: float = 3.0
+
+
+@dataclass(frozen=True)
+class QAConfig:
+    formats: tuple[str, ...] = ()  # () = each category's default format; ("mcq",) = all mcq
+    max_items_per_category: int = 6  # per clip
+    near_duplicate_threshold: float = 0.9  # question similarity above which the later item is dropped
+    time_step_seconds: float = 0.5  # times printed in questions are rounded to this
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    executor: str = "auto"  # auto | local | ray
+    workers: int = 0  # 0 = one per CPU core
+    gpus_per_worker: float = 0.0
+    clip_timeout_seconds: float = 1800.0
+    max_retries: int = 2  # retries of a clip whose worker died
+
+
+@dataclass(frozen=True)
+class Config:
+    sampling: SamplingConfig = field(default_factory=SamplingConfig)
+    detector: DetectorConfig = field(default_factory=DetectorConfig)
+    tracking: TrackingConfig = field(default_factory=TrackingConfig)
+    gaze: GazeConfig = field(default_factory=GazeConfig)
+    pointing: PointingConfig = field(default_factory=PointingConfig)
+    events: EventConfig = field(default_factory=EventConfig)
+    qa: QAConfig = field(default_factory=QAConfig)
+    run: RunConfig = field(default_factory=RunConfig)
+    seed: int = 0
+
+    # Sections that change no output table: they are left out of the hash so that, e.g., a rerun
+    # with more workers still skips finished clips.
+    _UNHASHED = ("run",)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def hash(self) -> str:
+        data = {k: v for k, v in self.to_dict().items() if k not in self._UNHASHED}
+        blob = json.dumps(data, sort_keys=True, default=list).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+    def replace(self, **sections: Any) -> "Config":
+        """Return a copy with whole sections or section fields replaced:
+        ``cfg.replace(sampling={"fps": 10})`` or ``cfg.replace(seed=3)``."""
+        return _merge(self, sections)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Config":
+        return _merge(cls(), data)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Config":
+        path = Path(path)
+        try:
+            text = path.read_text()
+        except OSError as exc:
+            raise ValueError(f"{path}: cannot read config file ({exc.strerror})") from exc
+        if path.suffix in (".yaml", ".yml"):
+            import yaml
+
+            data = yaml.safe_load(text) or {}
+        else:
+            data = json.loads(text)
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: config must be a mapping of sections")
+        try:
+            return cls.from_dict(data)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{path}: {exc}") from exc
+
+
+def _merge(obj: Any, updates: Mapping[str, Any]) -> Any:
+    names = {f.name: f for f in dataclasses.fields(obj)}
+    changes = {}
+    for key, value in updates.items():
+        if key not in names:
+            raise ValueError(f"unknown config key {key!r} in {type(obj).__name__}; known: {sorted(names)}")
+        current = getattr(obj, key)
+        if dataclasses.is_dataclass(current):
+            if dataclasses.is_dataclass(value):
+                changes[key] = value
+            elif isinstance(value, Mapping):
+                changes[key] = _merge(current, value)
+            else:
+                raise ValueError(f"config section {key!r} must be a mapping, got {value!r}")
+        else:
+            if isinstance(current, tuple) and isinstance(value, list):
+                value = tuple(value)
+            changes[key] = value
+    return dataclasses.replace(obj, **changes)

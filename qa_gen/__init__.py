@@ -1,0 +1,1 @@
+"""socialtrace: qa_gen."""

@@ -1,0 +1,28 @@
+"""Shared fixtures: where the real test clips live, and small helpers for tests."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def find_media_dir() -> Path:
+    """../shared/media beside the checkout, or $SOCIALTRACE_MEDIA."""
+    env = os.environ.get("SOCIALTRACE_MEDIA")
+    candidates = [Path(env)] if env else []
+    candidates += [REPO_ROOT.parent / "shared" / "media", REPO_ROOT.parent.parent / "shared" / "media"]
+    for path in candidates:
+        if (path / "atd_kitchen.mp4").is_file():
+            return path
+    raise FileNotFoundError(
+        "test media not found: set SOCIALTRACE_MEDIA or place shared/media beside the checkout "
+        f"(looked in {[str(c) for c in candidates]})"
+    )
+
+
+@pytest.fixture(scope="session")
+def media_dir() -> Path:
+    return find_media_dir()
