@@ -1,0 +1,265 @@
+"""The `socialtrace` command line (DESIGN.md §3)."""
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from enum import Enum
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+from rich.logging import RichHandler
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from pipeline.config import Config
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+    help="Turn videos of people into person tracks, gaze/gesture social events and GRASP-style QA.",
+)
+console = Console(stderr=True)
+log = logging.getLogger("socialtrace")
+
+
+class Detector(str, Enum):
+    auto = "auto"
+    yolo = "yolo"
+    mediapipe = "mediapipe"
+
+
+class Tracker(str, Enum):
+    bytetrack = "bytetrack"
+    botsort = "botsort"
+
+
+class Executor(str, Enum):
+    auto = "auto"
+    local = "local"
+    ray = "ray"
+
+
+class ExportFormat(str, Enum):
+    grasp_bench = "grasp-bench"
+    llava_video = "llava-video"
+
+
+def _setup_logging(verbose: bool) -> None:
+    level = logging.DEBUG if verbose else logging.INFO
+    handler = RichHandler(console=console, show_path=False, markup=False, rich_tracebacks=True)
+    logging.basicConfig(level=logging.WARNING, handlers=[handler], format="%(message)s", force=True)
+    log.setLevel(level)
+
+
+def _fail(message: str, code: int = 2) -> None:
+    console.print(f"[bold red]error:[/] {message}", highlight=False)
+    raise typer.Exit(code)
+
+
+def _load_config(config_file: Optional[Path]) -> Config:
+    if config_file is None:
+        return Config()
+    try:
+        return Config.load(config_file)
+    except ValueError as exc:
+        _fail(str(exc))
+
+
+VERBOSE = typer.Option(False, "--verbose", "-v", help="Debug logging (per-stage details, tracebacks of failed clips).")
+
+
+@app.command()
+def run(
+    inputs: List[str] = typer.Argument(..., help="Video files, directories (searched recursively), globs, "
+                                       "or .txt/.csv/.parquet manifests of paths/URIs (s3://, gs:// work)."),
+    out: str = typer.Option(..., "--out", "-o", help="Output folder or URI (tracks/, events/, qa/, status/, manifest.parquet, run.json)."),
+    fps: Optional[float] = typer.Option(None, help="Frames per second sampled from each video [default: 2, from the config]."),
+    detector: Optional[Detector] = typer.Option(None, help="Person/pose backend. auto = YOLO when its weights are on disk, else MediaPipe."),
+    weights: Optional[str] = typer.Option(None, help="YOLO-pose weights: a path, an Ultralytics name, or yolo11n-pose.yaml for an untrained model (no download)."),
+    tracker: Optional[Tracker] = typer.Option(None, help="Ultralytics tracker used within each shot [default: bytetrack]."),
+    executor: Optional[Executor] = typer.Option(None, help="local = in this process; ray = Ray Data (local instance started on demand, or --ray-address). auto = local for one video, Ray for more."),
+    ray_address: Optional[str] = typer.Option(None, help="Join this Ray cluster (e.g. auto, or ray://host:10001) instead of starting a local instance."),
+    workers: Optional[int] = typer.Option(None, min=1, help="Perception actors (Ray) [default: one per CPU core]."),
+    gpus_per_worker: Optional[float] = typer.Option(None, min=0.0, help="Fraction of a GPU per perception actor, e.g. 0.25 runs four per GPU [default: 0]."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Redo clips that already finished with the same config."),
+    config_file: Optional[Path] = typer.Option(None, "--config", help="YAML/JSON file with config overrides, nested by section (see pipeline/config.py)."),
+    seed: Optional[int] = typer.Option(None, help="Seed for QA template and option order [default: 0]."),
+    verbose: bool = VERBOSE,
+) -> None:
+    """Run perception, events and QA over videos; rerunning resumes where it stopped."""
+    _setup_logging(verbose)
+    from pipeline import runner
+    from pipeline.inputs import InputError, assign_video_ids, expand_inputs
+    from pipeline.storage import OutputStore
+
+    config = _load_config(config_file)
+    overrides: dict = {}
+    if fps is not None:
+        if fps <= 0:
+            _fail("--fps must be positive")
+        overrides.setdefault("sampling", {})["fps"] = fps
+    if detector is not None:
+        overrides.setdefault("detector", {})["backend"] = detector.value
+    if weights is not None:
+        overrides.setdefault("detector", {})["weights"] = weights
+    if tracker is not None:
+        overrides.setdefault("tracking", {})["tracker"] = tracker.value
+    if executor is not None:
+        overrides.setdefault("run", {})["executor"] = executor.value
+    if workers is not None:
+        overrides.setdefault("run", {})["workers"] = workers
+    if gpus_per_worker is not None:
+        overrides.setdefault("run", {})["gpus_per_worker"] = gpus_per_worker
+    if seed is not None:
+        overrides["seed"] = seed
+    config = config.replace(**overrides)
+
+    try:
+        videos = assign_video_ids(expand_inputs(inputs))
+    except InputError as exc:
+        _fail(str(exc))
+    if not videos:
+        _fail("no input videos")
+    store = OutputStore(out)
+    swept = store.sweep_temporaries()
+    if swept:
+        log.info("removed %d temporary file(s) left by an interrupted run", swept)
+    plan = runner.plan_run(videos, config, store, overwrite)
+    chosen = config.run.executor
+    if chosen == "auto":
+        chosen = "local" if len(plan.todo) <= 1 and ray_address is None else "ray"
+    log.info("%d input video(s): %d to process, %d already done (config %s); executor: %s",
+             len(videos), len(plan.todo), len(plan.done), config.hash(), chosen)
+    started = time.time()
+    statuses = []
+    if plan.todo:
+        if chosen == "ray":
+            from pipeline.ray_runner import iter_ray
+
+            stream = iter_ray(plan.todo, config, out, ray_address=ray_address)
+        else:
+            stream = runner.iter_local(plan.todo, config, store)
+        statuses = _consume_with_progress(stream, len(plan.todo))
+    else:
+        log.info("nothing to do: every input already has an ok status for config %s (use --overwrite to redo)",
+                 config.hash())
+    manifest = runner.build_manifest(store)
+    runner.write_run_record(store, config, manifest, {
+        "command": sys.argv, "executor": chosen, "started_at": started, "finished_at": time.time(),
+        "processed": len(plan.todo), "skipped": len(plan.done),
+    })
+    for status in statuses:
+        if status["status"] == "failed":
+            log.error("%s failed: %s", status["video_id"], status["error"])
+    n_failed = sum(s["status"] == "failed" for s in statuses)
+    console.print(f"{len(statuses) - n_failed} ok, {n_failed} failed, {len(plan.done)} skipped -> {out}")
+    ok_overall = manifest.column("status").to_pylist().count("ok") if manifest.num_rows else 0
+    if ok_overall == 0:
+        raise typer.Exit(1)
+
+
+def _consume_with_progress(stream, total: int) -> list[dict]:
+    statuses: list[dict] = []
+    frames = 0
+    started = time.time()
+    columns = [TextColumn("[bold]videos"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[detail]}"),
+               TimeElapsedColumn(), TimeRemainingColumn()]
+    with Progress(*columns, console=console, transient=False, disable=not console.is_terminal) as progress:
+        task = progress.add_task("videos", total=total, detail="")
+        for status in stream:
+            statuses.append(status)
+            frames += status.get("n_frames") or 0
+            failed = sum(s["status"] == "failed" for s in statuses)
+            rate = frames / max(time.time() - started, 1e-9)
+            progress.update(task, advance=1, detail=f"{failed} failed, {rate:.1f} frames/s")
+            if not console.is_terminal:
+                log.info("[%d/%d] %s %s%s", len(statuses), total, status["video_id"], status["status"],
+                         f" ({status['error']})" if status.get("error") else f" ({status.get('n_frames', 0)} frames, "
+                         f"{status.get('n_persons', 0)} people, {status.get('n_events', 0)} events, {status.get('n_qa', 0)} QA)")
+    return statuses
+
+
+def _open_existing(out: str):
+    from pipeline.storage import OutputStore
+
+    store = OutputStore(out)
+    if store.read_json(store.path("run.json")) is None:
+        _fail(f"{out}: not a socialtrace output folder (no run.json); create one with `socialtrace run`")
+    return store
+
+
+@app.command()
+def events(
+    out: str = typer.Argument(..., help="Output folder of `socialtrace run`."),
+    config_file: Optional[Path] = typer.Option(None, "--config", help="Override event/QA thresholds (YAML/JSON); default: the config recorded in run.json."),
+    verbose: bool = VERBOSE,
+) -> None:
+    """Recompute OUT/events from OUT/tracks (no video needed), then OUT/qa from the new events."""
+    _setup_logging(verbose)
+    _recompute(out, config_file, None, with_events=True)
+
+
+@app.command()
+def qa(
+    out: str = typer.Argument(..., help="Output folder of `socialtrace run`."),
+    seed: Optional[int] = typer.Option(None, help="Seed for templates and option order [default: the run's seed]."),
+    config_file: Optional[Path] = typer.Option(None, "--config", help="Override QA settings (YAML/JSON); default: the config recorded in run.json."),
+    verbose: bool = VERBOSE,
+) -> None:
+    """Recompute OUT/qa from OUT/events (no video, no perception)."""
+    _setup_logging(verbose)
+    _recompute(out, config_file, seed, with_events=False)
+
+
+def _recompute(out: str, config_file: Optional[Path], seed: Optional[int], with_events: bool) -> None:
+    from pipeline import runner
+
+    store = _open_existing(out)
+    config = runner.read_run_config(store)
+    if config_file is not None:
+        override = _load_config(config_file)
+        config = config.replace(events=override.events, qa=override.qa)
+    if seed is not None:
+        config = config.replace(seed=seed)
+    updated = runner.recompute_tables(store, config, with_events=with_events)
+    manifest = runner.build_manifest(store)
+    record = store.read_json(store.path("run.json")) or {}
+    extra = {k: v for k, v in record.items() if k not in ("config", "config_hash", "versions", "host", "totals")}
+    runner.write_run_record(store, config, manifest, extra)
+    n_events = sum(s["n_events"] for s in updated)
+    n_qa = sum(s["n_qa"] for s in updated)
+    what = "events and QA" if with_events else "QA"
+    console.print(f"recomputed {what} for {len(updated)} clip(s): {n_events} events, {n_qa} QA items")
+    drops = runner.summarise_drops(updated)
+    if drops:
+        console.print("QA items dropped by validation: " + ", ".join(f"{k}={v}" for k, v in drops.items()))
+
+
+@app.command()
+def export(
+    out: str = typer.Argument(..., help="Output folder of `socialtrace run`."),
+    fmt: ExportFormat = typer.Option(..., "--format", help="grasp-bench: json/ + labelled video/ per item; llava-video: one LLaVA-Video-178K style JSON list."),
+    dest: str = typer.Option(..., "--out", "-o", help="Destination folder."),
+    verbose: bool = VERBOSE,
+) -> None:
+    """Export OUT/qa for training or evaluating video-language models."""
+    _setup_logging(verbose)
+    from qa_gen import export as export_qa
+
+    store = _open_existing(out)
+    videos = {s["video_id"]: s["uri"] for s in store.iter_statuses() if s.get("status") == "ok"}
+    if not videos:
+        _fail(f"{out}: no clip finished ok, nothing to export")
+    summary = export_qa(out, fmt.value, dest, videos=videos)
+    console.print(f"exported {summary} -> {dest}" if summary is not None else f"exported -> {dest}")
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

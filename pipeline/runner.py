@@ -1,0 +1,253 @@
+"""Run the stages over a corpus: which clips to do, per-clip processing, status, manifest, run.json.
+
+The per-clip functions here are shared by both executors: the local loop below and pipeline/ray_runner.py
+call exactly the same ``perceive`` / ``finish_clip`` / ``failed_status`` code, so both write equal tables.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import platform
+import socket
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Optional
+
+import pyarrow as pa
+
+from pipeline import schema
+from pipeline.clip import ClipSpec, PerceptionResult
+from pipeline.config import Config
+from pipeline.inputs import InputVideo
+from pipeline.storage import OutputStore
+
+log = logging.getLogger("socialtrace")
+
+PACKAGES_RECORDED = (
+    "socialtrace", "numpy", "pyarrow", "av", "opencv-python", "opencv-contrib-python", "mediapipe",
+    "ultralytics", "torch", "numba", "ray", "scenedetect", "supervision",
+)
+
+
+# --- per-clip work (shared by every executor) ---------------------------------------------------
+
+def derive_events_and_qa(
+    tracks: pa.Table, objects: Optional[pa.Table], config: Config, clip_duration: Optional[float]
+) -> tuple[pa.Table, pa.Table, dict]:
+    """Events from tracks, then QA from events: the CPU-only part after perception."""
+    from events import detect_events
+    from qa_gen import generate_qa
+
+    events = detect_events(tracks, config.events, objects=objects, fps=config.sampling.fps)
+    qa, drops = generate_qa(events, tracks, config.qa, seed=config.seed, clip_duration=clip_duration)
+    return events, qa, drops
+
+
+def error_message(uri: str, exc: BaseException) -> str:
+    """One line naming the file and the reason; errors that already name the file are kept as they are."""
+    text = str(exc).strip() or type(exc).__name__
+    if uri in text:
+        return text
+    return f"{uri}: {type(exc).__name__}: {text}"
+
+
+def finish_clip(result: PerceptionResult, config: Config, store: OutputStore, started: float) -> dict:
+    """Events + QA for a perceived clip, write its tables, then its status file last."""
+    t0 = time.perf_counter()
+    events, qa, drops = derive_events_and_qa(result.tracks, result.objects, config, result.info.duration_s)
+    timings = dict(result.timings)
+    timings["events_qa"] = time.perf_counter() - t0
+    video_id = result.clip.video_id
+    store.write_table("tracks", video_id, result.tracks)
+    if result.objects is not None:
+        store.write_table("objects", video_id, result.objects)
+    store.write_table("events", video_id, events)
+    store.write_table("qa", video_id, qa)
+    info = result.info
+    status = {
+        "video_id": video_id,
+        "uri": result.clip.uri,
+        "status": "ok",
+        "error": None,
+        "config_hash": config.hash(),
+        "backend": result.backend,
+        "duration_s": info.duration_s,
+        "native_fps": info.native_fps,
+        "width": info.width,
+        "height": info.height,
+        "rotation": info.rotation,
+        "n_frames": result.n_frames,
+        "n_persons": len(set(result.tracks.column("person_id").to_pylist())),
+        "n_events": events.num_rows,
+        "n_qa": qa.num_rows,
+        "qa_dropped": drops,
+        "timings": timings,
+        "wall_s": time.time() - started,
+        "finished_at": time.time(),
+    }
+    store.write_json(store.status_file(video_id), status)
+    return status
+
+
+def failed_status(video: InputVideo, error: str, config: Config, store: OutputStore, started: float) -> dict:
+    """Remove whatever the clip wrote and record why it failed."""
+    store.delete_video(video.video_id)
+    status = {
+        "video_id": video.video_id,
+        "uri": video.uri,
+        "status": "failed",
+        "error": error,
+        "config_hash": config.hash(),
+        "wall_s": time.time() - started,
+        "finished_at": time.time(),
+    }
+    store.write_json(store.status_file(video.video_id), status)
+    return status
+
+
+def process_video(video: InputVideo, perceive: Callable[[ClipSpec], PerceptionResult], config: Config,
+                  store: OutputStore) -> dict:
+    """Perceive, derive, write one video; any exception becomes a failed status, never a crash."""
+    started = time.time()
+    store.delete_video(video.video_id)
+    try:
+        result = perceive(ClipSpec(video_id=video.video_id, uri=video.uri))
+        return finish_clip(result, config, store, started)
+    except Exception as exc:  # one bad clip must never stop a corpus run
+        log.debug("clip %s failed:\n%s", video.video_id, traceback.format_exc())
+        return failed_status(video, error_message(video.uri, exc), config, store, started)
+
+
+# --- planning and bookkeeping -------------------------------------------------------------------
+
+@dataclass
+class RunPlan:
+    todo: list[InputVideo]
+    done: list[InputVideo] = field(default_factory=list)  # ok with the same config hash: skipped
+
+
+def plan_run(videos: list[InputVideo], config: Config, store: OutputStore, overwrite: bool) -> RunPlan:
+    config_hash = config.hash()
+    plan = RunPlan(todo=[])
+    for video in videos:
+        status = None if overwrite else store.read_status(video.video_id)
+        if (status and status.get("status") == "ok" and status.get("config_hash") == config_hash
+                and status.get("uri") == video.uri):
+            plan.done.append(video)
+        else:
+            plan.todo.append(video)
+    return plan
+
+
+def build_manifest(store: OutputStore) -> pa.Table:
+    """OUT/manifest.parquet rebuilt from the status files (the truth), one row per clip."""
+    rows = []
+    for status in store.iter_statuses():
+        row = {name: status.get(name) for name in schema.MANIFEST_SCHEMA.names}
+        rows.append(row)
+    rows.sort(key=lambda r: r["video_id"])
+    table = schema.table_from_rows(rows, schema.MANIFEST_SCHEMA)
+    store.write_parquet(store.path("manifest.parquet"), table)
+    return table
+
+
+def package_versions() -> dict[str, Optional[str]]:
+    from importlib import metadata
+
+    versions = {"python": platform.python_version()}
+    for name in PACKAGES_RECORDED:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def write_run_record(store: OutputStore, config: Config, manifest: pa.Table, extra: dict) -> dict:
+    statuses = manifest.column("status").to_pylist()
+    totals = {
+        "clips": len(statuses),
+        "ok": statuses.count("ok"),
+        "failed": statuses.count("failed"),
+        "frames": int(sum(v or 0 for v in manifest.column("n_frames").to_pylist())),
+        "persons": int(sum(v or 0 for v in manifest.column("n_persons").to_pylist())),
+        "events": int(sum(v or 0 for v in manifest.column("n_events").to_pylist())),
+        "qa": int(sum(v or 0 for v in manifest.column("n_qa").to_pylist())),
+        "video_seconds": float(sum(v or 0 for v in manifest.column("duration_s").to_pylist())),
+    }
+    record = {
+        "config": config.to_dict(),
+        "config_hash": config.hash(),
+        "versions": package_versions(),
+        "host": {"hostname": socket.gethostname(), "platform": platform.platform(),
+                 "cpus": _cpu_count(), "python": platform.python_version()},
+        "totals": totals,
+        **extra,
+    }
+    store.write_json(store.path("run.json"), record)
+    return record
+
+
+def read_run_config(store: OutputStore) -> Config:
+    record = store.read_json(store.path("run.json"))
+    if record is None:
+        raise FileNotFoundError(f"{store.uri}: no run.json (is this the output folder of `socialtrace run`?)")
+    return Config.from_dict(record["config"])
+
+
+def _cpu_count() -> int:
+    import os
+
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def iter_local(todo: Iterable[InputVideo], config: Config, store: OutputStore) -> Iterable[dict]:
+    """The in-process executor: one perception worker, clips one after another."""
+    from pipeline.perception import PerceptionWorker
+
+    worker = PerceptionWorker(config)
+    for video in todo:
+        yield process_video(video, worker, config, store)
+
+
+def recompute_tables(store: OutputStore, config: Config, with_events: bool) -> list[dict]:
+    """`socialtrace events` / `socialtrace qa`: rebuild events (and QA) from stored tables, no video."""
+    from events import detect_events
+    from qa_gen import generate_qa
+
+    updated = []
+    for status in list(store.iter_statuses()):
+        if status.get("status") != "ok":
+            continue
+        video_id = status["video_id"]
+        tracks = store.read_video_table("tracks", video_id)
+        if tracks is None:
+            raise FileNotFoundError(f"{store.partition_file('tracks', video_id)}: missing tracks for an ok clip")
+        if with_events:
+            objects = store.read_video_table("objects", video_id)
+            events = detect_events(tracks, config.events, objects=objects, fps=config.sampling.fps)
+            store.write_table("events", video_id, events)
+        else:
+            events = store.read_video_table("events", video_id)
+            if events is None:
+                raise FileNotFoundError(f"{store.partition_file('events', video_id)}: missing events for an ok clip")
+        qa, drops = generate_qa(events, tracks, config.qa, seed=config.seed, clip_duration=status.get("duration_s"))
+        store.write_table("qa", video_id, qa)
+        status = {**status, "n_events": events.num_rows, "n_qa": qa.num_rows, "qa_dropped": drops,
+                  "config_hash": config.hash()}
+        store.write_json(store.status_file(video_id), status)
+        updated.append(status)
+    return updated
+
+
+def summarise_drops(statuses: Iterable[dict]) -> dict[str, int]:
+    totals: dict[str, int] = {}
+    for status in statuses:
+        for reason, count in (status.get("qa_dropped") or {}).items():
+            totals[reason] = totals.get(reason, 0) + int(count)
+    return dict(sorted(totals.items()))
+
+
+def dumps(payload: dict) -> str:
+    return json.dumps(payload, indent=2, sort_keys=True, default=str)
