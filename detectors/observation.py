@@ -96,7 +96,9 @@ class FrameObservations:
             else:
                 value = np.asarray(value, dtype=np.float32)
             if name == "appearance":
-                value = value.reshape(n, -1)
+                # reshape(0, -1) is ambiguous for zero rows: keep the given width then
+                width = value.shape[-1] if value.ndim == 2 else 0
+                value = value.reshape(n, -1) if n else value.reshape(0, width)
             elif value.shape != shapes[name]:
                 raise ValueError(f"FrameObservations.{name} has shape {value.shape}, expected {shapes[name]}")
             setattr(self, name, value)

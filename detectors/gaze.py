@@ -1,0 +1,196 @@
+"""Gaze direction from a face mesh (head pose + iris) or, without a visible face, from body keypoints.
+
+Conventions: directions are unit 3-vectors in the camera frame (x right, y down, z into the scene), so
+a person looking into the lens has direction close to (0, 0, -1). Image points are pixels of the
+(rotation-applied) frame unless a function says otherwise.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from detectors.observation import LEFT_EAR, LEFT_EYE, LEFT_SHOULDER, NOSE, RIGHT_EAR, RIGHT_EYE, RIGHT_SHOULDER
+
+# A canonical 3D face (the widely used generic head model, units ~0.1 mm) in camera axes for a face
+# looking straight into the lens: x toward the image right, y down, z into the scene (the nose tip is
+# nearest the camera). The face looks along -z of this frame. Ids are the MediaPipe face-mesh points.
+CANONICAL_FACE = np.array(
+    [
+        [0.0, 0.0, 0.0],  # nose tip
+        [0.0, 330.0, 65.0],  # chin
+        [-225.0, -170.0, 135.0],  # outer corner of the eye on the image left (subject's right eye)
+        [225.0, -170.0, 135.0],  # outer corner of the eye on the image right (subject's left eye)
+        [-150.0, 150.0, 125.0],  # mouth corner, image left
+        [150.0, 150.0, 125.0],  # mouth corner, image right
+    ],
+    dtype=np.float64,
+)
+CANONICAL_EYE_SPAN = 450.0
+CANONICAL_FACE_MESH_IDS = np.array([1, 152, 33, 263, 61, 291])
+
+# Eye corners ordered image-left -> image-right for a frontal face, upper/lower lid and iris centre.
+EYES = (
+    {"corners": (33, 133), "lids": (159, 145), "iris": 468},  # subject's right eye
+    {"corners": (362, 263), "lids": (386, 374), "iris": 473},  # subject's left eye
+)
+N_MESH_WITH_IRIS = 478
+
+# Half the eye opening (corner to centre) over the eyeball radius (~15 mm / 12 mm): an iris offset
+# of o half-widths means an eye rotation of asin(o x this).
+EYE_HALF_WIDTH_OVER_RADIUS = 1.25
+MAX_EYE_DOWN_DEG = 45.0  # eyes looking fully down (lids nearly closed) ~ this far below the head direction
+# The upper lid follows the eye's vertical rotation, so the lid opening (lid distance / eye width)
+# measures looking down far better than the iris, which the lowered lid hides.
+EYE_OPEN_LEVEL = 0.36  # opening when looking straight ahead
+EYE_OPEN_DOWN = 0.08  # opening when looking down as far as the eyes go
+
+
+@dataclass(frozen=True)
+class GazeEstimate:
+    """One person's gaze: origin (x, y) pixels, unit direction (3,), confidence in [0, 1]."""
+
+    origin: np.ndarray
+    direction: np.ndarray
+    confidence: float
+
+
+def _unit(vector: np.ndarray) -> np.ndarray:
+    norm = np.linalg.norm(vector)
+    return vector / norm if norm > 0 else vector
+
+
+def head_rotation(mesh_px: np.ndarray, image_size: tuple[int, int]) -> tuple[np.ndarray, float] | None:
+    """Head rotation (3x3, canonical face -> camera) from face-mesh landmarks (pixels) by solvePnP,
+    and the mean reprojection error in pixels. None when the pose cannot be solved."""
+    width, height = image_size
+    focal = float(max(width, height))  # ~53 degree field of view: a fair prior for unknown cameras
+    camera = np.array([[focal, 0, width / 2], [0, focal, height / 2], [0, 0, 1]], dtype=np.float64)
+    image_points = np.ascontiguousarray(mesh_px[CANONICAL_FACE_MESH_IDS, :2], dtype=np.float64)
+    # Start from a frontal face at the distance its eye span implies: keeps the iterative solver away
+    # from the mirrored solution behind the camera.
+    eye_span_px = max(float(np.linalg.norm(image_points[3] - image_points[2])), 1.0)
+    distance = focal * CANONICAL_EYE_SPAN / eye_span_px
+    nose = image_points[0]
+    rvec = np.zeros((3, 1))
+    tvec = np.array([[(nose[0] - width / 2) * distance / focal], [(nose[1] - height / 2) * distance / focal], [distance]])
+    ok, rvec, tvec = cv2.solvePnP(
+        CANONICAL_FACE, image_points, camera, None, rvec, tvec, useExtrinsicGuess=True, flags=cv2.SOLVEPNP_ITERATIVE
+    )
+    if not ok or tvec[2, 0] <= 0:
+        return None
+    projected, _ = cv2.projectPoints(CANONICAL_FACE, rvec, tvec, camera, None)
+    error = float(np.linalg.norm(projected.reshape(-1, 2) - image_points, axis=1).mean())
+    rotation, _ = cv2.Rodrigues(rvec)
+    return rotation, error
+
+
+def iris_offsets(mesh_px: np.ndarray) -> tuple[float, float]:
+    """Eye-in-head direction cues averaged over both eyes: (horizontal iris offset in [-1, 1], positive
+    toward the image right of the face; downward look in [-0.5, 1] from how far the lids have closed)."""
+    horizontal, vertical = [], []
+    for eye in EYES:
+        left, right = mesh_px[eye["corners"][0], :2], mesh_px[eye["corners"][1], :2]
+        iris = mesh_px[eye["iris"], :2]
+        axis = right - left
+        width = float(np.linalg.norm(axis))
+        if width <= 1e-6:
+            continue
+        axis_unit = axis / width
+        normal = np.array([-axis_unit[1], axis_unit[0]])  # image "down" for an upright face
+        along = float(np.dot(iris - left, axis_unit)) / width
+        horizontal.append(np.clip((along - 0.5) * 2.0, -1.0, 1.0))
+        opening = abs(float(np.dot(mesh_px[eye["lids"][1], :2] - mesh_px[eye["lids"][0], :2], normal))) / width
+        # wide-open lids mean looking up, but lids open less far up than they close down
+        vertical.append(np.clip((EYE_OPEN_LEVEL - opening) / (EYE_OPEN_LEVEL - EYE_OPEN_DOWN), -0.5, 1.0))
+    if not horizontal:
+        return 0.0, 0.0
+    return float(np.mean(horizontal)), float(np.mean(vertical))
+
+
+def gaze_from_face_mesh(
+    mesh_px: np.ndarray, image_size: tuple[int, int], face_score: float, iris_weight: float
+) -> GazeEstimate | None:
+    """Gaze from 478 face-mesh landmarks (with iris) in frame pixels: head pose by solvePnP against the
+    canonical face, turned by ``iris_weight`` x the eye-in-head angle the iris offset implies.
+    Origin = midpoint of the two eyes. Confidence = face score x fit quality of the head model."""
+    mesh_px = np.asarray(mesh_px, dtype=np.float64)
+    if mesh_px.shape[0] < N_MESH_WITH_IRIS:
+        raise ValueError(f"face mesh needs {N_MESH_WITH_IRIS} landmarks (refine_landmarks=True), got {mesh_px.shape[0]}")
+    solved = head_rotation(mesh_px, image_size)
+    if solved is None:
+        return None
+    rotation, error = solved
+    yaw_offset, pitch_offset = iris_offsets(mesh_px)
+    eye_yaw = iris_weight * np.arcsin(np.clip(yaw_offset * EYE_HALF_WIDTH_OVER_RADIUS, -1.0, 1.0))
+    # iris_weight tempers the noisy iris; the lid cue is a stable measurement and applies in full
+    eye_pitch = np.radians(pitch_offset * MAX_EYE_DOWN_DEG)
+    # Eye-in-head direction in canonical-face axes (the face looks along -z; +y = down, +x = image right).
+    in_head = np.array([np.sin(eye_yaw) * np.cos(eye_pitch), np.sin(eye_pitch), -np.cos(eye_yaw) * np.cos(eye_pitch)])
+    direction = _unit(rotation @ in_head)
+    eye_centres = [(mesh_px[e["corners"][0], :2] + mesh_px[e["corners"][1], :2]) / 2 for e in EYES]
+    origin = (eye_centres[0] + eye_centres[1]) / 2
+    face_width = float(np.ptp(mesh_px[:468, 0])) or 1.0
+    fit = float(np.exp(-error / (0.08 * face_width)))
+    return GazeEstimate(origin=origin, direction=direction, confidence=float(np.clip(face_score * fit, 0.0, 1.0)))
+
+
+def gaze_from_keypoints(
+    keypoints: np.ndarray, min_score: float = 0.3, max_conf: float = 0.5
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Coarse gaze of N people from COCO-17 keypoints (x, y in any isotropic image units, score):
+    which way the head faces, from the nose's offset between the ears and whether the face is
+    visible at all (ears/shoulders without nose and eyes = a back view, looking away from the camera).
+    Returns origin (N, 2), unit direction (N, 3) and confidence (N,) capped at ``max_conf``; NaN/0
+    where the head is not seen. Pitch is not observable from these points and is left level."""
+    keypoints = np.asarray(keypoints, dtype=np.float64)
+    if keypoints.ndim != 3 or keypoints.shape[1:] != (17, 3):
+        raise ValueError(f"keypoints must have shape (N, 17, 3), got {keypoints.shape}")
+    n = len(keypoints)
+    origin = np.full((n, 2), np.nan)
+    direction = np.full((n, 3), np.nan)
+    confidence = np.zeros(n)
+    for i, person in enumerate(keypoints):
+        seen = np.isfinite(person[:, :2]).all(axis=1) & (person[:, 2] >= min_score)
+        head_ids = [k for k in (NOSE, LEFT_EYE, RIGHT_EYE, LEFT_EAR, RIGHT_EAR) if seen[k]]
+        ears = [k for k in (LEFT_EAR, RIGHT_EAR) if seen[k]]
+        shoulders_seen = seen[LEFT_SHOULDER] and seen[RIGHT_SHOULDER]
+        if not head_ids and not shoulders_seen:
+            continue
+        face_seen = seen[NOSE] or (seen[LEFT_EYE] and seen[RIGHT_EYE])
+        # Subject's left shoulder on the image right = facing the camera (COCO labels are anatomical).
+        shoulder_span = person[LEFT_SHOULDER, 0] - person[RIGHT_SHOULDER, 0] if shoulders_seen else 0.0
+        head_width = abs(shoulder_span) * 0.45 if shoulders_seen else 0.0
+        if len(ears) == 2:
+            head_width = max(head_width, abs(person[LEFT_EAR, 0] - person[RIGHT_EAR, 0]))
+        head_centre = person[ears, :2].mean(axis=0) if ears else person[head_ids or [LEFT_SHOULDER, RIGHT_SHOULDER], :2].mean(axis=0)
+        if face_seen:
+            eyes = [k for k in (LEFT_EYE, RIGHT_EYE) if seen[k]]
+            origin[i] = person[eyes, :2].mean(axis=0) if eyes else person[NOSE, :2]
+            face_x = person[NOSE, 0] if seen[NOSE] else origin[i, 0]
+            if len(ears) == 2 and head_width > 0:
+                lateral = np.clip((face_x - head_centre[0]) / (0.5 * head_width), -1.0, 1.0)
+                yaw = np.arcsin(lateral)
+            elif len(ears) == 1:  # profile: the face points away from the one visible ear
+                yaw = np.radians(70.0) * np.sign(face_x - person[ears[0], 0])
+            else:
+                yaw = 0.0
+            direction[i] = [np.sin(yaw), 0.0, -np.cos(yaw)]
+            used = [NOSE, LEFT_EYE, RIGHT_EYE] + ears
+        else:
+            origin[i] = head_centre
+            # Back view: the head faces into the scene; turn it toward the side of a single visible
+            # ear's opposite (we see the back-left of a head turned to the image right) or along the
+            # shoulder line's normal when the shoulders are seen edge-on.
+            lateral = 0.0
+            if len(ears) == 1 and seen[LEFT_SHOULDER] | seen[RIGHT_SHOULDER]:
+                neck_x = np.nanmean([person[k, 0] for k in (LEFT_SHOULDER, RIGHT_SHOULDER) if seen[k]])
+                lateral = np.clip((person[ears[0], 0] - neck_x) / max(head_width, 1e-6), -1.0, 1.0)
+            yaw = np.arcsin(lateral * 0.9)
+            direction[i] = [np.sin(yaw), 0.0, np.cos(yaw)]
+            used = ears + [LEFT_SHOULDER, RIGHT_SHOULDER]
+        scores = person[used, 2]
+        scores = scores[np.isfinite(scores)]
+        confidence[i] = max_conf * float(np.clip(scores.mean() if len(scores) else 0.0, 0.0, 1.0))
+    return origin, direction, confidence

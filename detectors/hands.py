@@ -1,0 +1,137 @@
+"""Hand shape -> pointing / open palm, and arm geometry -> "is this a pointing gesture" (DESIGN.md §8).
+
+Everything here is pure NumPy over arrays of landmarks so it is exact, vectorised and testable on
+synthetic hands. Shape scores use only ratios of distances between landmarks, so they do not change
+with the scale, offset, rotation or mirroring of the hand in the image.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+# MediaPipe hand landmark ids
+WRIST = 0
+THUMB_TIP = 4
+INDEX_MCP, INDEX_PIP, INDEX_DIP, INDEX_TIP = 5, 6, 7, 8
+MIDDLE_MCP, RING_MCP, PINKY_MCP = 9, 13, 17
+N_HAND_LANDMARKS = 21
+# (mcp, pip, dip, tip) of the four long fingers: index, middle, ring, pinky
+FINGERS = np.array([[5, 6, 7, 8], [9, 10, 11, 12], [13, 14, 15, 16], [17, 18, 19, 20]])
+
+_EPS = 1e-9
+
+
+def _smoothstep(x: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    t = np.clip((x - lo) / (hi - lo), 0.0, 1.0)
+    return t * t * (3.0 - 2.0 * t)
+
+
+def _check_landmarks(landmarks: np.ndarray) -> np.ndarray:
+    array = np.asarray(landmarks, dtype=np.float64)
+    if array.ndim != 3 or array.shape[1] != N_HAND_LANDMARKS or array.shape[2] not in (2, 3):
+        raise ValueError(f"hand landmarks must have shape (N, 21, 2|3), got {array.shape}")
+    # z of MediaPipe landmarks has its own scale; the scores are defined in the image plane.
+    return array[:, :, :2]
+
+
+def finger_extension(landmarks: np.ndarray) -> np.ndarray:
+    """(N, 4) extension of index, middle, ring, pinky in [0, 1]: 1 = straight and reaching away from
+    the wrist, 0 = folded into the palm."""
+    xy = _check_landmarks(landmarks)
+    joints = xy[:, FINGERS]  # (N, 4 fingers, 4 joints, 2)
+    wrist = xy[:, WRIST][:, None, :]
+    bones = np.linalg.norm(np.diff(joints, axis=2), axis=-1).sum(axis=-1)  # mcp->pip->dip->tip length
+    chord = np.linalg.norm(joints[:, :, 3] - joints[:, :, 0], axis=-1)  # mcp->tip straight line
+    straightness = chord / (bones + _EPS)
+    tip_reach = np.linalg.norm(joints[:, :, 3] - wrist, axis=-1)
+    pip_reach = np.linalg.norm(joints[:, :, 1] - wrist, axis=-1)
+    reach = tip_reach / (pip_reach + _EPS)  # > 1: the tip lies beyond the middle joint
+    extension = _smoothstep(straightness, 0.6, 0.9) * _smoothstep(reach, 1.05, 1.35)
+    extension[bones < _EPS] = 0.0
+    return np.nan_to_num(extension, nan=0.0)
+
+
+def finger_curl(landmarks: np.ndarray) -> np.ndarray:
+    """(N, 4) curl of index, middle, ring, pinky in [0, 1]: 1 = tip folded back toward the wrist."""
+    xy = _check_landmarks(landmarks)
+    joints = xy[:, FINGERS]
+    wrist = xy[:, WRIST][:, None, :]
+    tip_reach = np.linalg.norm(joints[:, :, 3] - wrist, axis=-1)
+    pip_reach = np.linalg.norm(joints[:, :, 1] - wrist, axis=-1)
+    reach = tip_reach / (pip_reach + _EPS)
+    curl = 1.0 - _smoothstep(reach, 0.9, 1.2)
+    curl[pip_reach < _EPS] = 0.0
+    return np.nan_to_num(curl, nan=0.0)
+
+
+def pointing_score(landmarks: np.ndarray) -> np.ndarray:
+    """Pointing-hand score of N hands (DESIGN.md §8).
+
+    ``landmarks``: (N, 21, 2|3) MediaPipe hand landmarks in any image-plane coordinates (any scale or
+    offset, y down; z is ignored). Returns N scores in [0, 1]; >= 0.5 means an extended index finger
+    with the middle, ring and little fingers curled (the thumb may do anything). Hands with NaN
+    landmarks score 0. Raises ValueError on any other shape.
+    """
+    extension = finger_extension(landmarks)
+    curl = finger_curl(landmarks)
+    others_curled = np.cbrt(curl[:, 1] * curl[:, 2] * curl[:, 3])
+    return np.clip(extension[:, 0] * others_curled, 0.0, 1.0).astype(np.float32)
+
+
+def open_palm_score(landmarks: np.ndarray) -> np.ndarray:
+    """Open-hand score of N hands in [0, 1]: all four long fingers extended (high five, wave,
+    showing an empty hand). Same input contract as ``pointing_score``."""
+    extension = finger_extension(landmarks)
+    return np.clip(np.prod(extension, axis=1) ** 0.25, 0.0, 1.0).astype(np.float32)
+
+
+def index_ray(landmarks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pointing rays of N hands: (origin (N, 2) = index fingertip, unit direction (N, 2) = index
+    MCP -> tip). NaN where the finger has no length."""
+    xy = _check_landmarks(landmarks)
+    vector = xy[:, INDEX_TIP] - xy[:, INDEX_MCP]
+    length = np.linalg.norm(vector, axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        direction = np.where(length > _EPS, vector / length, np.nan)
+    return xy[:, INDEX_TIP].copy(), direction
+
+
+def arm_extension(shoulder: np.ndarray, elbow: np.ndarray, wrist: np.ndarray) -> np.ndarray:
+    """(N,) straightness of N arms: shoulder-wrist distance / (upper arm + forearm), 1 = straight.
+    Inputs are (N, 2) points in any common image coordinates; NaN where a joint is missing."""
+    shoulder, elbow, wrist = (np.asarray(a, dtype=np.float64).reshape(-1, 2) for a in (shoulder, elbow, wrist))
+    chain = np.linalg.norm(elbow - shoulder, axis=-1) + np.linalg.norm(wrist - elbow, axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(chain > _EPS, np.linalg.norm(wrist - shoulder, axis=-1) / chain, np.nan)
+
+
+def arm_elevation_deg(shoulder: np.ndarray, wrist: np.ndarray, hip: np.ndarray | None = None) -> np.ndarray:
+    """(N,) angle in degrees between the arm (shoulder -> wrist) and the torso's downward axis
+    (shoulder -> hip, or straight down in the image when the hip is unknown): 0 = hanging along the
+    body, 90 = held out sideways/forward, 180 = straight up."""
+    shoulder, wrist = (np.asarray(a, dtype=np.float64).reshape(-1, 2) for a in (shoulder, wrist))
+    down = np.zeros_like(shoulder)
+    down[:, 1] = 1.0
+    if hip is not None:
+        hip = np.asarray(hip, dtype=np.float64).reshape(-1, 2)
+        torso = hip - shoulder
+        usable = np.isfinite(torso).all(axis=1) & (np.linalg.norm(torso, axis=1) > _EPS)
+        down[usable] = torso[usable]
+    arm = wrist - shoulder
+    cosine = (arm * down).sum(axis=1) / (np.linalg.norm(arm, axis=1) * np.linalg.norm(down, axis=1) + _EPS)
+    return np.degrees(np.arccos(np.clip(cosine, -1.0, 1.0)))
+
+
+def arm_raised(
+    shoulder: np.ndarray,
+    elbow: np.ndarray,
+    wrist: np.ndarray,
+    hip: np.ndarray | None,
+    min_extension: float,
+    min_elevation_deg: float,
+) -> np.ndarray:
+    """(N,) bool: the arm is straight enough (``min_extension``) and held away from the body
+    (``min_elevation_deg`` from the torso axis). Missing joints give False."""
+    extension = arm_extension(shoulder, elbow, wrist)
+    elevation = arm_elevation_deg(shoulder, wrist, hip)
+    with np.errstate(invalid="ignore"):
+        return (extension >= min_extension) & (elevation >= min_elevation_deg)

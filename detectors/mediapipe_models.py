@@ -1,0 +1,130 @@
+"""The MediaPipe solutions socialtrace uses, created once and adapted to plain numpy arrays.
+
+mediapipe==0.10.14 ships these models inside its wheel (face detection full range, pose landmark
+"full", face mesh with iris, hands lite/full), so nothing is downloaded. Pose must use
+model_complexity=1: the lite and heavy pose models are not in the wheel and would be fetched.
+Every call takes an RGB uint8 image and returns pixel coordinates of that image.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+os.environ.setdefault("GLOG_minloglevel", "2")  # MediaPipe's C++ logs are noise for users
+
+N_POSE_LANDMARKS = 33
+N_FACE_MESH_LANDMARKS = 478
+N_HAND_LANDMARKS = 21
+
+
+@dataclass(frozen=True)
+class Face:
+    """A face found by the full-range face detector: box (x1, y1, x2, y2) pixels, score, and its six
+    keypoints (right eye, left eye, nose tip, mouth, right ear tragion, left ear tragion) in pixels."""
+
+    box: np.ndarray
+    score: float
+    keypoints: np.ndarray
+
+
+class MediaPipeModels:
+    """Holds one instance of each MediaPipe solution; models load lazily on first use.
+
+    Instances are not thread-safe (MediaPipe graphs are stateful): use one per worker.
+    """
+
+    def __init__(self, face_min_conf: float = 0.3, pose_min_conf: float = 0.4, hand_min_conf: float = 0.4) -> None:
+        self.face_min_conf = face_min_conf
+        self.pose_min_conf = pose_min_conf
+        self.hand_min_conf = hand_min_conf
+        self._face_detector = None
+        self._pose = None
+        self._face_mesh = None
+        self._hands = None
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _solutions():
+        import mediapipe as mp  # imported here: importing mediapipe costs ~0.5 s and only this backend needs it
+
+        return mp.solutions
+
+    def _get(self, attribute: str):
+        model = getattr(self, attribute)
+        if model is None:
+            with self._lock:
+                model = getattr(self, attribute)
+                if model is None:
+                    model = self._create(attribute)
+                    setattr(self, attribute, model)
+        return model
+
+    def _create(self, attribute: str):
+        solutions = self._solutions()
+        if attribute == "_face_detector":
+            return solutions.face_detection.FaceDetection(model_selection=1, min_detection_confidence=self.face_min_conf)
+        if attribute == "_pose":
+            return solutions.pose.Pose(
+                static_image_mode=True, model_complexity=1, min_detection_confidence=self.pose_min_conf
+            )
+        if attribute == "_face_mesh":
+            return solutions.face_mesh.FaceMesh(
+                static_image_mode=True, max_num_faces=1, refine_landmarks=True, min_detection_confidence=0.4
+            )
+        if attribute == "_hands":
+            return solutions.hands.Hands(
+                static_image_mode=True, max_num_hands=1, model_complexity=1, min_detection_confidence=self.hand_min_conf
+            )
+        raise KeyError(attribute)
+
+    def faces(self, image: np.ndarray) -> list[Face]:
+        """Faces in ``image`` (full-range detector, works up to ~5 m)."""
+        height, width = image.shape[:2]
+        result = self._get("_face_detector").process(np.ascontiguousarray(image))
+        faces = []
+        for detection in result.detections or []:
+            box = detection.location_data.relative_bounding_box
+            xyxy = np.array([box.xmin, box.ymin, box.xmin + box.width, box.ymin + box.height]) * [width, height, width, height]
+            points = np.array([[p.x * width, p.y * height] for p in detection.location_data.relative_keypoints])
+            faces.append(Face(box=xyxy, score=float(detection.score[0]), keypoints=points))
+        return faces
+
+    def pose(self, image: np.ndarray) -> np.ndarray | None:
+        """(33, 4) pose landmarks of the most prominent person: x, y pixels, z (pixels, relative to the
+        hips, smaller = nearer the camera), visibility. None when nobody is found."""
+        height, width = image.shape[:2]
+        result = self._get("_pose").process(np.ascontiguousarray(image))
+        if result.pose_landmarks is None:
+            return None
+        return np.array(
+            [[p.x * width, p.y * height, p.z * width, p.visibility] for p in result.pose_landmarks.landmark],
+            dtype=np.float64,
+        )
+
+    def face_mesh(self, image: np.ndarray) -> np.ndarray | None:
+        """(478, 3) face-mesh landmarks (with iris) of the face in ``image``, pixels; None if none."""
+        height, width = image.shape[:2]
+        result = self._get("_face_mesh").process(np.ascontiguousarray(image))
+        if not result.multi_face_landmarks:
+            return None
+        return np.array([[p.x * width, p.y * height, p.z * width] for p in result.multi_face_landmarks[0].landmark])
+
+    def hand(self, image: np.ndarray) -> tuple[np.ndarray, float] | None:
+        """(21, 3) landmarks (pixels) of the most confident hand in ``image`` and its score; None if none."""
+        height, width = image.shape[:2]
+        result = self._get("_hands").process(np.ascontiguousarray(image))
+        if not result.multi_hand_landmarks:
+            return None
+        score = float(result.multi_handedness[0].classification[0].score) if result.multi_handedness else 0.5
+        points = np.array([[p.x * width, p.y * height, p.z * width] for p in result.multi_hand_landmarks[0].landmark])
+        return points, score
+
+    def close(self) -> None:
+        for attribute in ("_face_detector", "_pose", "_face_mesh", "_hands"):
+            model = getattr(self, attribute)
+            if model is not None:
+                model.close()
+                setattr(self, attribute, None)

@@ -1,0 +1,179 @@
+"""Per-person refinement shared by every backend: head box, gaze (face mesh or keypoints), hand boxes,
+hand shape (pointing / open palm) and the pointing ray.
+
+A backend finds people (boxes + COCO-17 keypoints); ``PersonRefiner.refine`` looks closer at each one
+with MediaPipe face mesh and hands on small crops, so both backends produce the same observations.
+Work that cannot change the result is skipped: the hand model runs only on arms raised away from the
+body (a hand by the side cannot be pointing), face mesh only where a face can be seen.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from detectors.gaze import gaze_from_face_mesh, gaze_from_keypoints
+from detectors.hands import arm_raised, index_ray, open_palm_score, pointing_score
+from detectors.keypoints import ARMS, hand_boxes_from_arm, head_box, visible
+from detectors.mediapipe_models import Face, MediaPipeModels
+from detectors.observation import LEFT_EYE, LEFT_HIP, NOSE, RIGHT_EYE, RIGHT_HIP, FrameObservations
+from pipeline.config import Config
+
+KEYPOINT_MIN_SCORE = 0.5
+MESH_MIN_HEAD_PIXELS = 24  # smaller heads give unstable landmarks; keypoint gaze is as good there
+FACE_SCORE_WITHOUT_DETECTION = 0.6  # confidence prior for a mesh found without a face detection
+ARM_RAY_CONF_FACTOR = 0.6  # elbow -> wrist rays are coarser than index-finger rays
+
+
+def _square_crop(centre: np.ndarray, side: float, width: int, height: int) -> tuple[int, int, int, int]:
+    half = side / 2
+    x0, y0 = int(max(0, round(centre[0] - half))), int(max(0, round(centre[1] - half)))
+    x1, y1 = int(min(width, round(centre[0] + half))), int(min(height, round(centre[1] + half)))
+    return x0, y0, x1, y1
+
+
+class PersonRefiner:
+    """Adds gaze, hands and pointing to ``FrameObservations`` (normalised coordinates in and out)."""
+
+    def __init__(self, config: Config, models: MediaPipeModels | None = None) -> None:
+        self.config = config
+        self.models = models or MediaPipeModels()
+
+    def refine(
+        self, frame: np.ndarray, observations: FrameObservations, faces: list[Face | None] | None = None
+    ) -> FrameObservations:
+        """Fill head_xyxy (when missing), gaze_*, hand_*, point_* of every person in ``observations``.
+
+        ``frame`` is the RGB image the observations were made on; ``faces`` optionally gives, per
+        person, the face detection they are anchored on (its score weights gaze confidence)."""
+        n = len(observations)
+        if n == 0:
+            return observations
+        height, width = frame.shape[:2]
+        scale = np.array([width, height], dtype=np.float64)
+        keypoints_px = observations.keypoints.astype(np.float64).copy()
+        keypoints_px[..., :2] *= scale
+        faces = faces if faces is not None else [None] * n
+        if len(faces) != n:
+            raise ValueError(f"refine: got {len(faces)} faces for {n} people")
+        for i in range(n):
+            self._refine_head_and_gaze(frame, observations, i, keypoints_px[i], faces[i])
+            self._refine_hands(frame, observations, i, keypoints_px[i])
+        return observations
+
+    # --- gaze ---------------------------------------------------------------------------------
+
+    def _refine_head_and_gaze(
+        self, frame: np.ndarray, obs: FrameObservations, i: int, keypoints: np.ndarray, face: Face | None
+    ) -> None:
+        height, width = frame.shape[:2]
+        scale4 = np.array([width, height, width, height], dtype=np.float64)
+        head = obs.head_xyxy[i].astype(np.float64) * scale4
+        if not np.isfinite(head).all():
+            from_keypoints = head_box(keypoints, KEYPOINT_MIN_SCORE)
+            if from_keypoints is not None:
+                head = from_keypoints
+                obs.head_xyxy[i] = np.clip(head / scale4, 0.0, 1.0)
+        seen = visible(keypoints, KEYPOINT_MIN_SCORE)
+        face_visible = face is not None or (seen[NOSE] and seen[LEFT_EYE] and seen[RIGHT_EYE])
+        if np.isfinite(head).all() and face_visible and min(head[2] - head[0], head[3] - head[1]) >= MESH_MIN_HEAD_PIXELS:
+            estimate = self._mesh_gaze(frame, head, face)
+            if estimate is not None:
+                obs.gaze_origin[i] = estimate.origin / [width, height]
+                obs.gaze_dir[i] = estimate.direction
+                obs.gaze_source[i] = "face_mesh"
+                obs.gaze_conf[i] = estimate.confidence
+                return
+        # No usable face: which way the head and shoulders face (pixels keep the geometry isotropic).
+        origin, direction, confidence = gaze_from_keypoints(keypoints[None])
+        if confidence[0] > 0:
+            obs.gaze_origin[i] = origin[0] / [width, height]
+            obs.gaze_dir[i] = direction[0]
+            obs.gaze_source[i] = "keypoints"
+            obs.gaze_conf[i] = confidence[0]
+
+    def _mesh_gaze(self, frame: np.ndarray, head: np.ndarray, face: Face | None):
+        height, width = frame.shape[:2]
+        centre = (head[:2] + head[2:]) / 2
+        side = 1.6 * max(head[2] - head[0], head[3] - head[1])
+        x0, y0, x1, y1 = _square_crop(centre, side, width, height)
+        if x1 - x0 < MESH_MIN_HEAD_PIXELS or y1 - y0 < MESH_MIN_HEAD_PIXELS:
+            return None
+        mesh = self.models.face_mesh(frame[y0:y1, x0:x1])
+        if mesh is None:
+            return None
+        mesh[:, 0] += x0
+        mesh[:, 1] += y0
+        # The mesh must be this person's face, not a neighbour's reaching into the crop.
+        mesh_centre = mesh[:468, :2].mean(axis=0)
+        if not (head[0] <= mesh_centre[0] <= head[2] and head[1] <= mesh_centre[1] <= head[3]):
+            return None
+        score = face.score if face is not None else FACE_SCORE_WITHOUT_DETECTION
+        return gaze_from_face_mesh(mesh, (width, height), score, self.config.gaze.iris_weight)
+
+    # --- hands and pointing -------------------------------------------------------------------
+
+    def _refine_hands(self, frame: np.ndarray, obs: FrameObservations, i: int, keypoints: np.ndarray) -> None:
+        height, width = frame.shape[:2]
+        scale4 = np.array([width, height, width, height], dtype=np.float64)
+        hand_boxes = obs.hand_xyxy[i].astype(np.float64) * scale4
+        from_arm = hand_boxes_from_arm(keypoints, KEYPOINT_MIN_SCORE)
+        missing = ~np.isfinite(hand_boxes).all(axis=1)
+        hand_boxes[missing] = from_arm[missing]
+
+        pointing_cfg = self.config.pointing
+        best_conf, best_ray = 0.0, None
+        for side, (shoulder, elbow, wrist) in enumerate(ARMS):
+            hip = LEFT_HIP if side == 0 else RIGHT_HIP
+            raised = arm_raised(
+                keypoints[shoulder, :2],
+                keypoints[elbow, :2],
+                keypoints[wrist, :2],
+                keypoints[hip, :2] if visible(keypoints, KEYPOINT_MIN_SCORE)[hip] else None,
+                pointing_cfg.min_arm_extension,
+                pointing_cfg.min_arm_elevation_deg,
+            )[0]
+            if not raised or not np.isfinite(hand_boxes[side]).all():
+                continue
+            hand = self._hand_landmarks(frame, hand_boxes[side]) if self.config.detector.hand_model else None
+            if hand is None:
+                continue
+            landmarks, hand_score = hand
+            hand_boxes[side] = np.concatenate([landmarks[:, :2].min(axis=0), landmarks[:, :2].max(axis=0)])
+            score = float(pointing_score(landmarks[None])[0])
+            obs.hand_pointing[i, side] = score
+            obs.hand_open[i, side] = float(open_palm_score(landmarks[None])[0])
+            if score < pointing_cfg.score_threshold:
+                continue
+            origin, direction = index_ray(landmarks[None])
+            conf = score * hand_score
+            if not np.isfinite(direction).all():
+                # hand resolved as pointing but the finger is foreshortened: fall back to the forearm
+                forearm = keypoints[wrist, :2] - keypoints[elbow, :2]
+                norm = np.linalg.norm(forearm)
+                if norm <= 0:
+                    continue
+                origin, direction = keypoints[wrist, :2][None], (forearm / norm)[None]
+                conf *= ARM_RAY_CONF_FACTOR
+            if conf > best_conf:
+                best_conf, best_ray = conf, (origin[0], direction[0])
+        obs.hand_xyxy[i] = np.clip(hand_boxes / scale4, 0.0, 1.0)
+        if best_ray is not None:
+            origin, direction = best_ray
+            # Directions stay isotropic (pixel geometry, like gaze_dir); only positions are normalised.
+            obs.point_origin[i] = origin / [width, height]
+            obs.point_dir[i] = direction
+            obs.point_conf[i] = best_conf
+
+    def _hand_landmarks(self, frame: np.ndarray, box: np.ndarray) -> tuple[np.ndarray, float] | None:
+        height, width = frame.shape[:2]
+        centre = (box[:2] + box[2:]) / 2
+        side = max(2.2 * max(box[2] - box[0], box[3] - box[1]), 48.0)
+        x0, y0, x1, y1 = _square_crop(centre, side, width, height)
+        if x1 - x0 < 16 or y1 - y0 < 16:
+            return None
+        found = self.models.hand(frame[y0:y1, x0:x1])
+        if found is None:
+            return None
+        landmarks, score = found
+        landmarks[:, 0] += x0
+        landmarks[:, 1] += y0
+        return landmarks, score

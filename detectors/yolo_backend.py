@@ -1,0 +1,104 @@
+"""Ultralytics YOLO-pose backend: person boxes + COCO-17 keypoints in batches (GPU when present), then
+the same face / gaze / hands refinement as the MediaPipe backend (detectors/refine.py)."""
+from __future__ import annotations
+
+import numpy as np
+
+from detectors.base import check_frames
+from detectors.keypoints import head_box
+from detectors.observation import FrameObservations
+from detectors.refine import KEYPOINT_MIN_SCORE, PersonRefiner
+from pipeline.config import Config
+
+
+def _pick_device(requested: str) -> str:
+    if requested:
+        return requested
+    import torch
+
+    return "cuda:0" if torch.cuda.is_available() else "cpu"
+
+
+class YoloPoseDetector:
+    """``PersonDetector`` over an Ultralytics pose model. ``weights`` is a local path, an Ultralytics
+    name, or a ``*.yaml`` model definition (builds an untrained model: smoke and speed tests only)."""
+
+    name = "yolo"
+
+    def __init__(self, config: Config, weights: str | None = None, refiner: PersonRefiner | None = None) -> None:
+        from ultralytics import YOLO
+
+        self.config = config
+        self.weights = weights or config.detector.weights
+        try:
+            self.model = YOLO(self.weights, task="pose")
+        except FileNotFoundError as exc:
+            raise ValueError(f"{self.weights}: cannot load YOLO weights ({exc})") from exc
+        if getattr(self.model, "task", "pose") != "pose":
+            raise ValueError(f"{self.weights}: not a pose model (task {self.model.task!r}); use a *-pose model")
+        self.device = _pick_device(config.detector.device)
+        self.refiner = refiner or PersonRefiner(config)
+
+    def detect(self, frames: list[np.ndarray]) -> list[FrameObservations]:
+        """People in each RGB frame (see ``PersonDetector.detect``), ``config.detector.batch_size``
+        frames per forward pass."""
+        check_frames(frames)
+        out: list[FrameObservations] = []
+        batch_size = max(1, int(self.config.detector.batch_size))
+        for start in range(0, len(frames), batch_size):
+            batch = frames[start : start + batch_size]
+            # Ultralytics expects BGR numpy images
+            results = self.model.predict(
+                [np.ascontiguousarray(f[..., ::-1]) for f in batch],
+                conf=self.config.detector.person_conf,
+                classes=[0],
+                device=self.device,
+                verbose=False,
+                imgsz=_inference_size(batch[0], self.config.sampling.max_side),
+            )
+            for frame, result in zip(batch, results):
+                observations = self.from_ultralytics(result, frame.shape[1], frame.shape[0])
+                out.append(self.refiner.refine(frame, observations))
+        return out
+
+    @staticmethod
+    def from_ultralytics(result, width: int, height: int) -> FrameObservations:
+        """Adapt one Ultralytics ``Results`` (pose task) into ``FrameObservations``."""
+        boxes = result.boxes
+        if boxes is None or len(boxes) == 0:
+            return FrameObservations.empty()
+        xyxy = boxes.xyxyn.cpu().numpy().astype(np.float32)
+        confidence = boxes.conf.cpu().numpy().astype(np.float32)
+        n = len(xyxy)
+        keypoints = np.full((n, 17, 3), np.nan, np.float32)
+        keypoints[..., 2] = 0.0
+        if result.keypoints is not None and len(result.keypoints):
+            xy = result.keypoints.xyn.cpu().numpy()
+            scores = result.keypoints.conf
+            scores = scores.cpu().numpy() if scores is not None else np.ones(xy.shape[:2], np.float32)
+            keypoints[..., :2] = xy
+            keypoints[..., 2] = scores
+            # Ultralytics reports unseen keypoints at (0, 0)
+            unseen = (xy == 0).all(axis=-1)
+            keypoints[unseen, :2] = np.nan
+            keypoints[unseen, 2] = 0.0
+        heads = np.full((n, 4), np.nan, np.float32)
+        scale = np.array([width, height], dtype=np.float64)
+        for i in range(n):
+            pixels = keypoints[i].astype(np.float64)
+            pixels[:, :2] *= scale
+            head = head_box(pixels, KEYPOINT_MIN_SCORE)
+            if head is not None:
+                heads[i] = head / np.concatenate([scale, scale])
+        return FrameObservations(
+            xyxy=np.clip(xyxy, 0.0, 1.0),
+            confidence=confidence,
+            keypoints=keypoints,
+            head_xyxy=np.clip(heads, 0.0, 1.0),
+        )
+
+
+def _inference_size(frame: np.ndarray, max_side: int) -> int:
+    """Network input side: the frame's longest side rounded up to the stride (32), at most 1280."""
+    side = min(max(frame.shape[:2]), max_side, 1280)
+    return int(np.ceil(side / 32) * 32)

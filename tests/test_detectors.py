@@ -1,0 +1,197 @@
+"""Detector backends on real frames of the shared clips, backend selection, and the output contract."""
+from __future__ import annotations
+
+import csv
+import logging
+from pathlib import Path
+
+import av
+import cv2
+import numpy as np
+import pytest
+
+from detectors import create_detector, resolve_backend
+from detectors.base import PersonDetector
+from detectors.observation import FrameObservations
+from events.geometry import GAZE_HANDS, GAZE_PERSON, assign_gaze_targets
+from pipeline.config import Config
+
+MAX_SIDE = Config().sampling.max_side
+
+
+def decode(path: Path, indices: list[int], max_side: int = MAX_SIDE) -> list[np.ndarray]:
+    """RGB frames at the given native indices, resized like the pipeline does."""
+    wanted, frames = set(indices), {}
+    with av.open(str(path)) as container:
+        for i, frame in enumerate(container.decode(video=0)):
+            if i in wanted:
+                image = frame.to_ndarray(format="rgb24")
+                scale = max_side / max(image.shape[:2])
+                if scale < 1:
+                    size = (round(image.shape[1] * scale), round(image.shape[0] * scale))
+                    image = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+                frames[i] = image
+            if i >= max(indices):
+                break
+    return [frames[i] for i in indices]
+
+
+def iou(a, b) -> float:
+    w = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    h = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - w * h
+    return w * h / union
+
+
+def check_contract(observations: list[FrameObservations], n_frames: int) -> None:
+    assert len(observations) == n_frames
+    for obs in observations:
+        assert isinstance(obs, FrameObservations)
+        n = len(obs)
+        assert obs.xyxy.shape == (n, 4) and obs.xyxy.dtype == np.float32
+        assert np.all((obs.xyxy >= 0) & (obs.xyxy <= 1))
+        assert np.all(obs.xyxy[:, 2:] >= obs.xyxy[:, :2])
+        assert obs.keypoints.shape == (n, 17, 3)
+        for name in ("head_xyxy", "hand_xyxy", "gaze_origin", "point_origin"):
+            values = getattr(obs, name)
+            assert np.all((values[np.isfinite(values)] >= 0) & (values[np.isfinite(values)] <= 1)), name
+        with_gaze = obs.gaze_conf > 0
+        assert np.allclose(np.linalg.norm(obs.gaze_dir[with_gaze], axis=1), 1.0, atol=1e-4)
+        assert set(obs.gaze_source[with_gaze]) <= {"face_mesh", "keypoints"}
+        assert np.all((obs.gaze_conf >= 0) & (obs.gaze_conf <= 1))
+        assert np.all((obs.hand_pointing >= 0) & (obs.hand_pointing <= 1))
+
+
+@pytest.fixture(scope="module")
+def mediapipe_detector() -> PersonDetector:
+    return create_detector(Config().replace(detector={"backend": "mediapipe"}))
+
+
+@pytest.fixture(scope="module")
+def kitchen(media_dir, mediapipe_detector):
+    indices = [0, 20, 40, 60, 80, 100]
+    frames = decode(media_dir / "atd_kitchen.mp4", indices)
+    truth: dict[int, dict[int, list[float]]] = {}
+    with open(media_dir / "atd_kitchen_heads.csv") as handle:
+        for row in csv.DictReader(handle):
+            box = [float(row[k]) / s for k, s in (("x1", 1280), ("y1", 720), ("x2", 1280), ("y2", 720))]
+            truth.setdefault(int(row["frame"]), {})[int(row["person"])] = box
+    return frames, [truth[i] for i in indices], mediapipe_detector.detect(frames)
+
+
+@pytest.mark.slow
+def test_kitchen_two_people_with_ground_truth_heads(kitchen):
+    frames, truth, observations = kitchen
+    check_contract(observations, len(frames))
+    for obs, heads in zip(observations, truth):
+        for person, true_head in heads.items():
+            overlaps = [iou(h, true_head) for h in obs.head_xyxy if np.isfinite(h).all()]
+            assert overlaps and max(overlaps) >= 0.4, f"person {person}: best head IoU {max(overlaps, default=0):.2f}"
+        assert len(obs) == 2  # nobody else stands in the kitchen
+
+
+def _match_to_truth(obs: FrameObservations, heads: dict[int, list[float]]) -> np.ndarray:
+    """Ground-truth person id of each detection (by head IoU), -1 when none."""
+    ids = np.full(len(obs), -1)
+    for person, true_head in heads.items():
+        overlaps = [iou(h, true_head) if np.isfinite(h).all() else 0.0 for h in obs.head_xyxy]
+        ids[int(np.argmax(overlaps))] = person
+    return ids
+
+
+@pytest.mark.slow
+def test_kitchen_gaze_goes_to_person_1s_hands_not_to_heads(kitchen):
+    frames, truth, observations = kitchen
+    config = Config()
+    rows = {"frame": [], "origin": [], "dir": [], "conf": [], "id": []}
+    heads, head_owner, head_frame, hands, hand_owner, hand_frame = [], [], [], [], [], []
+    for f, (obs, true_heads) in enumerate(zip(observations, truth)):
+        ids = _match_to_truth(obs, true_heads)
+        for j, person in enumerate(ids):
+            rows["frame"].append(f)
+            rows["origin"].append(obs.gaze_origin[j])
+            rows["dir"].append(obs.gaze_dir[j])
+            rows["conf"].append(obs.gaze_conf[j])
+            rows["id"].append(person)
+            heads.append(obs.head_xyxy[j])
+            head_owner.append(person)
+            head_frame.append(f)
+            hands.extend(obs.hand_xyxy[j])
+            hand_owner.extend([person, person])
+            hand_frame.extend([f, f])
+    code, target, _ = assign_gaze_targets(
+        rows["frame"], rows["origin"], rows["dir"], rows["conf"], rows["id"],
+        np.array(heads), head_owner, head_frame, np.array(hands), hand_owner, hand_frame,
+        aspect=frames[0].shape[1] / frames[0].shape[0],
+        cone_half_angle_deg=config.gaze.cone_half_angle_deg,
+        camera_max_angle_deg=config.gaze.camera_max_angle_deg,
+        min_conf=config.gaze.min_conf,
+    )
+    ids = np.array(rows["id"])
+    on_hands_of_1 = (code == GAZE_HANDS) & (target == 1)
+    at_heads = code == GAZE_PERSON
+    for person in (0, 1):
+        mine = ids == person
+        assert on_hands_of_1[mine].mean() >= 0.5, f"person {person} looks at person 1's hands in {on_hands_of_1[mine].mean():.0%}"
+        assert at_heads[mine].mean() <= 0.34, f"person {person} looks at a head in {at_heads[mine].mean():.0%}"
+    # the gaze rays of both point downward (toward the counter), and nobody points
+    directions = np.array(rows["dir"])
+    assert np.nanmedian(directions[:, 1]) > 0.3
+    assert all((obs.point_conf == 0).all() for obs in observations)
+
+
+@pytest.mark.slow
+def test_highfive_both_people_including_the_one_seen_from_behind(media_dir, mediapipe_detector):
+    indices = [0, 6, 12, 18, 24]  # the first second at 25 fps
+    frames = decode(media_dir / "tvhid_highfive_0018.avi", indices)
+    observations = mediapipe_detector.detect(frames)
+    check_contract(observations, len(frames))
+    for obs in observations:
+        big = obs[(obs.xyxy[:, 3] - obs.xyxy[:, 1]) > 0.4]  # the two main people fill the frame's height
+        centres = (big.xyxy[:, 0] + big.xyxy[:, 2]) / 2
+        assert len(big) == 2, f"found {len(big)} main people"
+        left = int(np.argmin(centres))
+        assert centres[left] < 0.4 and centres.max() > 0.6
+        # the left man faces the right one: his gaze goes right, wherever it was estimated from
+        assert big.gaze_conf[left] > 0 and big.gaze_dir[left, 0] > 0.5
+        assert (obs.point_conf == 0).all()  # a high five is open palms, not pointing
+
+
+def test_backend_selection(tmp_path, caplog):
+    assert resolve_backend(Config().replace(detector={"backend": "mediapipe"}))[0] == "mediapipe"
+    missing = Config().replace(detector={"backend": "auto", "weights": "no-such-model-xyz.pt"})
+    name, reason = resolve_backend(missing)
+    assert name == "mediapipe" and "no local YOLO weights" in reason
+    weights = tmp_path / "pose.pt"
+    weights.write_bytes(b"not loaded by resolve_backend")
+    assert resolve_backend(Config().replace(detector={"backend": "auto", "weights": str(weights)}))[0] == "yolo"
+    with pytest.raises(ValueError, match="weights file not found"):
+        resolve_backend(Config().replace(detector={"backend": "yolo", "weights": str(tmp_path / "missing.pt")}))
+    with pytest.raises(ValueError, match="weights file not found"):
+        resolve_backend(Config().replace(detector={"backend": "auto", "weights": str(tmp_path / "missing.pt")}))
+    with pytest.raises(ValueError, match="unknown detector backend"):
+        resolve_backend(Config().replace(detector={"backend": "openpose"}))
+    with caplog.at_level(logging.INFO, logger="socialtrace"):
+        detector = create_detector(missing)
+    assert detector.name == "mediapipe" and "mediapipe" in caplog.text
+
+
+def test_bad_frames_raise_clear_errors(mediapipe_detector):
+    with pytest.raises(ValueError, match="frame 1: expected an RGB uint8"):
+        mediapipe_detector.detect([np.zeros((32, 32, 3), np.uint8), np.zeros((32, 32), np.uint8)])
+    with pytest.raises(ValueError, match="frame 0: expected an RGB uint8"):
+        mediapipe_detector.detect([np.zeros((32, 32, 3), np.float32)])
+    assert mediapipe_detector.detect([]) == []
+    empty = mediapipe_detector.detect([np.full((120, 160, 3), 90, np.uint8)])
+    assert len(empty) == 1 and len(empty[0]) == 0  # a blank frame has nobody in it
+
+
+@pytest.mark.slow
+def test_untrained_yolo_returns_the_contract(media_dir):
+    config = Config().replace(detector={"backend": "yolo", "weights": "yolo11n-pose.yaml", "person_conf": 1e-4, "batch_size": 1})
+    detector = create_detector(config)
+    assert detector.name == "yolo" and isinstance(detector, PersonDetector)
+    frames = decode(media_dir / "tvhid_highfive_0018.avi", [0, 20])
+    observations = detector.detect(frames)
+    check_contract(observations, len(frames))
+    assert sum(len(o) for o in observations) > 0  # an untrained model still emits low-score boxes

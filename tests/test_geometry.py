@@ -1,0 +1,204 @@
+"""Target association (events/geometry.py): the Numba kernel equals its NumPy twin, and hand-built
+frames give the targets a person would name."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from events.geometry import (
+    GAZE_CAMERA,
+    GAZE_ELSEWHERE,
+    GAZE_HANDS,
+    GAZE_PERSON,
+    GAZE_UNKNOWN,
+    POINT_ELSEWHERE,
+    POINT_HANDS,
+    POINT_NONE,
+    POINT_PERSON,
+    assign_gaze_targets,
+    assign_point_targets,
+    target_type_names,
+)
+from pipeline.schema import GAZE_TARGET_TYPES
+
+ASPECT = 16 / 9
+
+
+def _unit3(x, y, z):
+    v = np.array([x, y, z], dtype=float)
+    return v / np.linalg.norm(v)
+
+
+def _toward(origin, target, depth=0.0, aspect=ASPECT):
+    """Gaze direction whose image-plane part points from origin to target (normalised coords)."""
+    d = np.array([(target[0] - origin[0]) * aspect, target[1] - origin[1]])
+    d /= np.linalg.norm(d)
+    return _unit3(d[0], d[1], depth)
+
+
+def _scene():
+    """Two people side by side: A (id 0) on the left, B (id 1) on the right holding something low."""
+    heads = np.array([[0.25, 0.10, 0.35, 0.30], [0.60, 0.10, 0.70, 0.30]])
+    head_owner = np.array([0, 1])
+    hands = np.array([[0.30, 0.55, 0.36, 0.62], [0.58, 0.60, 0.66, 0.68]])
+    hand_owner = np.array([0, 1])
+    return heads, head_owner, hands, hand_owner
+
+
+def _gaze(direction, origin=(0.30, 0.18), self_id=0, conf=0.9, **kw):
+    heads, head_owner, hands, hand_owner = _scene()
+    return assign_gaze_targets(
+        [0], [origin], [direction], [conf], [self_id],
+        heads, head_owner, [0, 0], hands, hand_owner, [0, 0],
+        aspect=ASPECT, cone_half_angle_deg=15.0, camera_max_angle_deg=12.0, min_conf=0.2, **kw,
+    )
+
+
+def test_gaze_straight_at_a_head_is_person():
+    code, target, point = _gaze(_toward((0.30, 0.18), (0.65, 0.20)))
+    assert (code[0], target[0]) == (GAZE_PERSON, 1)
+    heads = _scene()[0]
+    assert heads[1, 0] <= point[0, 0] <= heads[1, 2] and heads[1, 1] <= point[0, 1] <= heads[1, 3]
+
+
+def test_gaze_just_beside_a_head_is_a_near_miss():
+    # aim 25 degrees above the top of B's head: outside the 15 degree cone
+    origin = np.array([0.30, 0.18])
+    corner = np.array([0.60, 0.10])
+    v = np.array([(corner[0] - origin[0]) * ASPECT, corner[1] - origin[1]])
+    angle = np.arctan2(v[1], v[0]) - np.radians(25)
+    code, target, point = _gaze(_unit3(np.cos(angle), np.sin(angle), 0.0))
+    assert (code[0], target[0]) == (GAZE_ELSEWHERE, -1)
+    assert np.all((point >= 0) & (point <= 1))
+    # 10 degrees off the corner is inside the cone: still B
+    angle = np.arctan2(v[1], v[0]) - np.radians(10)
+    code, target, _ = _gaze(_unit3(np.cos(angle), np.sin(angle), 0.0))
+    assert (code[0], target[0]) == (GAZE_PERSON, 1)
+
+
+def test_gaze_down_at_someone_elses_hands_is_hands_of_that_person():
+    code, target, point = _gaze(_toward((0.30, 0.18), (0.62, 0.64), depth=0.3))
+    assert (code[0], target[0]) == (GAZE_HANDS, 1)
+    assert target_type_names(code) == ["hands"]
+
+
+def test_own_hands_count_but_never_own_head():
+    # B looks down at what B holds
+    code, target, _ = _gaze(_toward((0.65, 0.20), (0.62, 0.64)), origin=(0.65, 0.20), self_id=1)
+    assert (code[0], target[0]) == (GAZE_HANDS, 1)
+    # A looking "at" their own head region (origin inside it, slightly up) finds nothing of their own
+    code, target, _ = _gaze(_unit3(0.0, -1.0, 0.0))
+    assert code[0] == GAZE_ELSEWHERE and target[0] == -1
+
+
+def test_into_the_lens_is_camera_and_low_confidence_is_unknown():
+    code, target, point = _gaze(_unit3(0.05, 0.05, -1.0))
+    assert (code[0], target[0]) == (GAZE_CAMERA, -1)
+    assert np.allclose(point[0], [0.30, 0.18])
+    code, target, point = _gaze(_toward((0.30, 0.18), (0.65, 0.20)), conf=0.1)
+    assert (code[0], target[0]) == (GAZE_UNKNOWN, -1) and np.isnan(point).all()
+    code, _, _ = _gaze(np.array([np.nan, np.nan, np.nan]))
+    assert code[0] == GAZE_UNKNOWN
+
+
+def test_nearer_candidate_wins_when_both_are_on_the_ray():
+    heads = np.array([[0.45, 0.15, 0.52, 0.25], [0.80, 0.15, 0.87, 0.25]])
+    code, target, _ = assign_gaze_targets(
+        [0], [[0.30, 0.20]], [_unit3(1, 0, 0)], [0.9], [0],
+        heads, [1, 2], [0, 0], np.zeros((0, 4)), [], [], aspect=ASPECT,
+    )
+    assert (code[0], target[0]) == (GAZE_PERSON, 1)
+
+
+def test_candidates_from_other_frames_are_ignored():
+    heads = np.array([[0.60, 0.10, 0.70, 0.30]])
+    code, _, _ = assign_gaze_targets(
+        [0, 1], [[0.3, 0.2], [0.3, 0.2]], [_unit3(1, 0, 0)] * 2, [0.9, 0.9], [0, 0],
+        heads, [1], [1], np.zeros((0, 4)), [], [], aspect=ASPECT,
+    )
+    assert code.tolist() == [GAZE_ELSEWHERE, GAZE_PERSON]
+
+
+def test_pointing_targets():
+    heads, _, hands, hand_owner = _scene()
+    bodies = np.array([[0.20, 0.08, 0.40, 0.95], [0.55, 0.08, 0.75, 0.95]])
+    origin = np.array([[0.36, 0.5], [0.36, 0.5], [0.36, 0.5]])
+    to_hands = np.array([(0.62 - 0.36) * ASPECT, 0.64 - 0.5])
+    directions = np.array([[1.0, 0.0], to_hands / np.linalg.norm(to_hands), [-1.0, 0.0]])
+    code, target, point = assign_point_targets(
+        [0, 0, 0], origin, directions, [True, True, False], [0, 0, 0],
+        bodies, [0, 1], [0, 0], hands, hand_owner, [0, 0], aspect=ASPECT,
+    )
+    assert (code[0], target[0]) == (POINT_PERSON, 1)
+    assert (code[1], target[1]) == (POINT_HANDS, 1)  # what B holds, not B's body behind it
+    assert code[2] == POINT_NONE and np.isnan(point[2]).all()
+    code, target, point = assign_point_targets(
+        [0], [[0.36, 0.5]], [[-1.0, 0.0]], [True], [0], bodies, [0, 1], [0, 0], hands, hand_owner, [0, 0], aspect=ASPECT
+    )
+    assert code[0] == POINT_ELSEWHERE and point[0, 0] == pytest.approx(0.0)  # leaves the frame on the left
+
+
+def _random_problem(rng, n_frames=30, people=4):
+    rows_frame, origins, dirs, confs, owners = [], [], [], [], []
+    heads, head_owner, head_frame, hands, hand_owner, hand_frame = [], [], [], [], [], []
+    for f in range(n_frames):
+        for p in range(rng.integers(0, people + 1)):
+            centre = rng.uniform(0.05, 0.95, 2)
+            size = rng.uniform(0.02, 0.2)
+            heads.append([*(centre - size / 2), *(centre + size / 2)])
+            head_owner.append(p)
+            head_frame.append(f)
+            for _ in range(2):
+                c = rng.uniform(0, 1, 2)
+                s = rng.uniform(0.01, 0.08)
+                hands.append([*(c - s), *(c + s)] if rng.random() > 0.1 else [np.nan] * 4)
+                hand_owner.append(p)
+                hand_frame.append(f)
+            rows_frame.append(f)
+            origins.append(centre)
+            dirs.append(_unit3(*rng.normal(size=3)))
+            confs.append(rng.uniform(0, 1))
+            owners.append(p)
+    return (
+        np.array(rows_frame), np.array(origins), np.array(dirs), np.array(confs), np.array(owners),
+        np.array(heads).reshape(-1, 4), np.array(head_owner), np.array(head_frame),
+        np.array(hands).reshape(-1, 4), np.array(hand_owner), np.array(hand_frame),
+    )
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_numba_kernel_equals_numpy_twin(seed):
+    rng = np.random.default_rng(seed)
+    problem = _random_problem(rng)
+    # objects: a few random boxes per frame
+    objects = rng.uniform(0, 1, (40, 2))
+    objects = np.concatenate([objects - 0.03, objects + 0.03], axis=1)
+    object_id = np.arange(40)
+    object_frame = rng.integers(0, 30, 40)
+    kw = dict(aspect=1.3, cone_half_angle_deg=20.0, camera_max_angle_deg=12.0, min_conf=0.2)
+    fast = assign_gaze_targets(*problem, objects, object_id, object_frame, use_numba=True, **kw)
+    slow = assign_gaze_targets(*problem, objects, object_id, object_frame, use_numba=False, **kw)
+    assert np.array_equal(fast[0], slow[0]) and np.array_equal(fast[1], slow[1])
+    assert np.allclose(fast[2], slow[2], equal_nan=True, atol=1e-6)
+    codes = set(fast[0].tolist())
+    assert {GAZE_PERSON, GAZE_ELSEWHERE, GAZE_UNKNOWN} <= codes  # the random cases exercise the branches
+    assert all(0 <= c < len(GAZE_TARGET_TYPES) for c in codes)
+
+    frame, origin, direction, _, owner, heads, head_owner, head_frame, hands, hand_owner, hand_frame = problem
+    pointing = rng.random(len(frame)) > 0.3
+    fast = assign_point_targets(frame, origin, direction[:, :2], pointing, owner, heads, head_owner, head_frame,
+                                hands, hand_owner, hand_frame, objects, object_id, object_frame, aspect=1.3, use_numba=True)
+    slow = assign_point_targets(frame, origin, direction[:, :2], pointing, owner, heads, head_owner, head_frame,
+                                hands, hand_owner, hand_frame, objects, object_id, object_frame, aspect=1.3, use_numba=False)
+    assert np.array_equal(fast[0], slow[0]) and np.array_equal(fast[1], slow[1])
+    assert np.allclose(fast[2], slow[2], equal_nan=True, atol=1e-6)
+
+
+def test_bad_input_raises():
+    heads, head_owner, hands, hand_owner = _scene()
+    with pytest.raises(ValueError, match="origin"):
+        assign_gaze_targets([0, 1], [[0.3, 0.2]], [[1, 0, 0]] * 2, [1, 1], [0, 0], heads, head_owner, [0, 0], hands, hand_owner, [0, 0])
+    with pytest.raises(ValueError, match="direction"):
+        assign_gaze_targets([0], [[0.3, 0.2]], [[1, 0]], [1], [0], heads, head_owner, [0, 0], hands, hand_owner, [0, 0])
+    with pytest.raises(ValueError, match="heads"):
+        assign_gaze_targets([0], [[0.3, 0.2]], [[1, 0, 0]], [1], [0], heads, head_owner, [0], hands, hand_owner, [0, 0])
