@@ -257,6 +257,58 @@ def export(
     console.print(f"exported {summary} -> {dest}" if summary is not None else f"exported -> {dest}")
 
 
+@app.command("inspect")
+def inspect_command(
+    out: str = typer.Argument(..., help="Output folder of `socialtrace run`."),
+    video: Optional[str] = typer.Option(None, "--video", help="Show one clip: its people with screen time, events in time order, QA."),
+    as_json: bool = typer.Option(False, "--json", help="Print the same numbers as JSON (stdout) instead of tables."),
+) -> None:
+    """Summarise a run: clips ok/failed, people, events by type, QA by category, answer balance, drops."""
+    from rich.console import Console as StdoutConsole
+
+    from pipeline import inspect as inspect_run
+
+    try:
+        summary = (inspect_run.summarize_video(out, video) if video is not None
+                   else inspect_run.summarize_run(out))
+    except inspect_run.InspectError as exc:
+        _fail(str(exc))
+    if as_json:
+        typer.echo(inspect_run.to_json(summary))
+    elif video is not None:
+        inspect_run.print_video_summary(summary, StdoutConsole())
+    else:
+        inspect_run.print_run_summary(summary, StdoutConsole())
+
+
+@app.command("render")
+def render_command(
+    out: str = typer.Argument(..., help="Output folder of `socialtrace run`."),
+    video: str = typer.Option(..., "--video", help="video_id of the clip to draw (see `socialtrace inspect OUT`)."),
+    dest: Path = typer.Option(..., "--out", "-o", help="The .mp4 to write (H.264, plays in browsers)."),
+    timeline: Optional[Path] = typer.Option(None, "--timeline", help="Also write a timeline PNG of the clip's gaze, gestures, interactions and QA."),
+    native_fps: bool = typer.Option(False, "--native-fps", help="One frame per source frame (tracks from the nearest sampled frame) instead of one per sampled frame."),
+    max_side: int = typer.Option(1280, min=64, help="Longest side of the rendered picture in pixels (never upscaled)."),
+    verbose: bool = VERBOSE,
+) -> None:
+    """Draw a clip's people, head boxes, gaze and pointing rays and active events into an mp4."""
+    _setup_logging(verbose)
+    from pipeline.render import RenderError, render_video
+    from pipeline.timeline import write_timeline
+
+    try:
+        result = render_video(out, video, dest, native_fps=native_fps, max_side=max_side)
+        if timeline is not None:
+            write_timeline(out, video, timeline)
+    except RenderError as exc:
+        _fail(str(exc))
+    if result.message:
+        console.print(f"[yellow]note:[/] {result.message}", highlight=False)
+    per = "native" if result.native_fps else "sampled"
+    console.print(f"wrote {result.path} ({result.n_frames} frames, one per {per} frame, {result.width}x"
+                  f"{result.height}, {result.fps:g} fps)" + (f" and {timeline}" if timeline is not None else ""))
+
+
 def main() -> None:
     app()
 
