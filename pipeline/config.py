@@ -31,6 +31,8 @@ class DetectorConfig:
     person_conf: float = 0.35  # minimum detection confidence kept
     batch_size: int = 8  # frames per YOLO forward pass
     device: str = ""  # "" lets the backend choose (GPU when present)
+    mediapipe_search_passes: int = 1  # pose passes over the frame minus people found (back views)
+    hand_model: bool = True  # run the hand landmark model on raised arms (pointing / open palm)
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,7 @@ class TrackingConfig:
     stitch_max_gap_seconds: float = 60.0  # tracklets further apart than this are never joined
     stitch_appearance_max: float = 0.35  # max colour-histogram distance (Bhattacharyya) to join
     stitch_motion_max: float = 0.25  # max centre jump per second of gap (normalised units) within a shot
+    stitch_motion_slack: float = 0.5  # plus this fraction of the box width, whatever the gap
     min_track_seconds: float = 0.3  # tracklets shorter than this (after stitching) are dropped
 
 
@@ -56,6 +59,7 @@ class GazeConfig:
     iris_weight: float = 0.5  # how much the iris offset turns the head-pose direction
     interpolate_max_seconds: float = 0.3  # gaps up to this are interpolated (GRASP: 3 frames at 10 fps)
     carry_max_seconds: float = 1.0  # gaps up to this carry the last gaze with decaying confidence
+    point_reach: float = 0.25  # gaze point when nothing is hit: origin + this x image-plane direction
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,7 @@ class PointingConfig:
     score_threshold: float = 0.5  # pointing_score >= this = extended index, other fingers curled
     min_arm_extension: float = 0.6  # wrist-shoulder distance / (upper arm + forearm) for a raised arm
     cone_half_angle_deg: float = 12.0
+    min_arm_elevation_deg: float = 35.0  # arm (shoulder->wrist) this far from the torso axis = raised
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,18 @@ class EventConfig:
     min_gesture_seconds: float = 0.3
     cross_adjacent_seconds: float = 3.0
     gaze_follows_gesture_window_seconds: float = 3.0
+    # joint attention on a location (no target box): the GRASP convergence score, stricter because gaze
+    # points that hit nothing are projections and 0.6 would accept points 0.34 of the frame apart
+    joint_attention_location_min_score: float = 0.85
+    aversion_min_contact_seconds: float = 0.5  # eye contact must have lasted this long before it breaks
+    aversion_min_hold_seconds: float = 0.5  # the partner keeps looking at least this long afterwards
+    reach_min_extension: float = 0.8  # |wrist - shoulder| / arm length for an extended (reaching) arm
+    reach_min_open: float = 0.5  # hand_open score of a reaching hand
+    reach_cone_half_angle_deg: float = 30.0  # a box counts as the arm's target inside this cone
+    reach_min_arm_angle_deg: float = 45.0  # shoulder->wrist at least this far from hanging straight down
+    show_min_extension: float = 0.7  # arm extension of someone holding an object out to another person
+    hold_min_overlap: float = 0.2  # hand/object intersection over the smaller box for "holding"
+    give_max_gap_seconds: float = 1.0  # an object may be in nobody's hand this long during a hand-over
 
 
 @dataclass(frozen=True)
@@ -93,6 +110,8 @@ class QAConfig:
     max_items_per_category: int = 6  # per clip
     near_duplicate_threshold: float = 0.9  # question similarity above which the later item is dropped
     time_step_seconds: float = 0.5  # times printed in questions are rounded to this
+    reciprocal_window_seconds: float = 3.0  # G6: a gesture back within this long after the first one ends
+    response_window_seconds: float = 3.0  # C2/C3/T5: how long after a gesture or gaze a response counts
 
 
 @dataclass(frozen=True)
@@ -102,6 +121,7 @@ class RunConfig:
     gpus_per_worker: float = 0.0
     clip_timeout_seconds: float = 1800.0
     max_retries: int = 2  # retries of a clip whose worker died
+    worker_start_timeout_seconds: float = 600.0  # a perception actor still loading models after this is replaced
 
 
 @dataclass(frozen=True)

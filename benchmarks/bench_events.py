@@ -1,0 +1,133 @@
+"""Benchmark of the events stage on 10 people x 36,000 frames (one hour at 10 fps) of synthetic tracks.
+
+Times every Numba kernel against its NumPy twin on the same inputs (best of --repeat runs, JIT compile
+excluded and reported separately), then the whole events stage (tracks table -> events table).
+Last line: ``speedup_numba_vs_numpy=<geometric mean over kernels>``.
+
+    OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_events.py [--people 10] [--frames 36000]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from synthetic_tracks import random_tracks  # noqa: E402
+
+from events import detect_events, kernels  # noqa: E402
+from events.arrays import tracks_to_arrays  # noqa: E402
+from events.gaze import gaze_onsets, gaze_relations, head_relative_gaze  # noqa: E402
+from pipeline.config import EventConfig  # noqa: E402
+
+
+def best_of(repeat: int, fn, *args) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn(*args)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def kernel_cases(arrays, config: EventConfig) -> dict[str, tuple]:
+    """name -> (numba function, numpy twin, arguments) on hour-long inputs."""
+    relations = gaze_relations(arrays, config)
+    onsets = gaze_onsets(arrays, relations, config)
+    n_people, n_targets, n_frames = relations.raw.shape
+    flat = relations.raw.reshape(-1, n_frames)
+    index = np.where(relations.raw.any(1), relations.raw.argmax(1), -1).astype(np.int64)
+    relative, valid = head_relative_gaze(arrays)
+    rng = np.random.default_rng(0)
+    objects = np.repeat(arrays.hand_boxes[:3, :, 1, :], 1, axis=0) + rng.normal(0, 0.01, (3, n_frames, 4))
+    cos_cone = float(np.cos(np.radians(config.reach_cone_half_angle_deg)))
+    gap, blip = arrays.frames(config.smoothing_gap_seconds), arrays.min_frames(config.smoothing_blip_seconds)
+    return {
+        "smooth_runs": (kernels.smooth_runs, kernels.smooth_runs_numpy, (flat, arrays.segment, gap, blip)),
+        "extract_runs": (kernels.extract_runs, kernels.extract_runs_numpy, (relations.looking.reshape(-1, n_frames), arrays.segment)),
+        "target_occupancy": (kernels.target_occupancy, kernels.target_occupancy_numpy, (index, n_targets)),
+        "pairwise_convergence": (kernels.pairwise_convergence, kernels.pairwise_convergence_numpy, (arrays.gaze_point, valid, 0.1)),
+        "gaze_speed": (kernels.gaze_speed, kernels.gaze_speed_numpy, (relative, valid, arrays.times, arrays.segment)),
+        "arm_aim": (kernels.arm_aim, kernels.arm_aim_numpy,
+                    (arrays.shoulder, arrays.elbow, arrays.wrist, arrays.body_box, np.arange(n_people), cos_cone)),
+        "hand_holding": (kernels.hand_holding, kernels.hand_holding_numpy, (arrays.hand_boxes, objects, config.hold_min_overlap)),
+        "match_following": (kernels.match_following, kernels.match_following_numpy,
+                            (onsets.target, onsets.frame, onsets.person, relations.looking, arrays.times, arrays.segment,
+                             config.following_min_lag_seconds, config.following_max_lag_seconds)),
+    }
+
+
+def compile_seconds() -> dict[str, float]:
+    """First call of each kernel on tiny inputs: JIT compile (or load from the on-disk cache)."""
+    seg = np.zeros(4, np.int64)
+    tiny = {
+        "smooth_runs": (np.zeros((1, 4), bool), seg, 1, 1),
+        "extract_runs": (np.zeros((1, 4), bool), seg),
+        "target_occupancy": (np.zeros((1, 4), np.int64), 2),
+        "pairwise_convergence": (np.zeros((2, 4, 2)), np.ones((2, 4), bool), 0.1),
+        "gaze_speed": (np.zeros((1, 4, 2)), np.ones((1, 4), bool), np.arange(4.0), seg),
+        "arm_aim": (np.zeros((1, 4, 2, 2)), np.zeros((1, 4, 2, 2)), np.zeros((1, 4, 2, 2)), np.zeros((1, 4, 4)), np.zeros(1, np.int64), 0.5),
+        "hand_holding": (np.zeros((1, 4, 2, 4)), np.zeros((1, 4, 4)), 0.2),
+        "match_following": (np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros((1, 1, 4), bool),
+                            np.arange(4.0), seg, 0.5, 2.0),
+    }
+    out = {}
+    for name, args in tiny.items():
+        start = time.perf_counter()
+        getattr(kernels, name)(*args)
+        out[name] = time.perf_counter() - start
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--people", type=int, default=10)
+    parser.add_argument("--frames", type=int, default=36_000)
+    parser.add_argument("--fps", type=float, default=10.0)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    config = EventConfig()
+
+    compiled = compile_seconds()
+    print(f"jit_compile_or_cache_load_seconds total={sum(compiled.values()):.3f} "
+          + " ".join(f"{k}={v:.3f}" for k, v in compiled.items()))
+
+    start = time.perf_counter()
+    tracks = random_tracks(args.people, args.frames, args.fps)
+    print(f"synthetic tracks: {tracks.num_rows} rows ({args.people} people x {args.frames} frames) "
+          f"built in {time.perf_counter() - start:.2f} s")
+    arrays = tracks_to_arrays(tracks, None, args.fps)
+    speedups = []
+    print(f"{'kernel':<22}{'numba_s':>10}{'numpy_s':>10}{'speedup':>9}")
+    for name, (fast, twin, kernel_args) in kernel_cases(arrays, config).items():
+        fast(*kernel_args)  # warm (compiled above; this touches the large arrays once)
+        t_fast = best_of(args.repeat, fast, *kernel_args)
+        t_twin = best_of(max(1, args.repeat - 1), twin, *kernel_args)
+        speedups.append(t_twin / t_fast)
+        print(f"{name:<22}{t_fast:>10.4f}{t_twin:>10.4f}{t_twin / t_fast:>8.1f}x")
+
+    detect_events(tracks.slice(0, 1000), config)  # warm every code path once
+    times = []
+    for _ in range(args.repeat):
+        start = time.perf_counter()
+        events = detect_events(tracks, config)
+        times.append(time.perf_counter() - start)
+    start = time.perf_counter()
+    tracks_to_arrays(tracks, None, None)
+    t_arrays = time.perf_counter() - start
+    counts = {}
+    for kind in events.column("event_type").to_pylist():
+        counts[kind] = counts.get(kind, 0) + 1
+    print(f"events stage (tracks -> events, {events.num_rows} events): best {min(times):.3f} s, "
+          f"median {float(np.median(times)):.3f} s; of which tracks -> dense arrays {t_arrays:.3f} s")
+    print("events by type: " + ", ".join(f"{k}={v}" for k, v in sorted(counts.items())))
+    print(f"speedup_numba_vs_numpy={float(np.exp(np.mean(np.log(speedups)))):.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,38 @@
+"""The events stage for one video: tracks (+ objects) -> events table."""
+from __future__ import annotations
+
+import pyarrow as pa
+
+from events.arrays import tracks_to_arrays
+from events.cross import detect_cross_events
+from events.gaze import detect_gaze_events
+from events.gestures import detect_gesture_events
+from events.records import events_to_table
+from pipeline.config import EventConfig
+from pipeline.schema import EVENTS_SCHEMA, empty_table
+
+
+def detect_events(
+    tracks: pa.Table,
+    config: EventConfig,
+    objects: pa.Table | None = None,
+    fps: float | None = None,
+) -> pa.Table:
+    """Gaze, gesture and cross-modal events of ONE video's tracks (pipeline.schema.TRACKS_SCHEMA columns).
+
+    ``objects`` (pipeline.schema.OBJECTS_SCHEMA) enables showing/giving and object targets of reaching;
+    ``fps`` is the sampling rate (inferred from ``t`` when None). Returns a table with exactly
+    pipeline.schema.EVENTS_SCHEMA, sorted by (start_time, event_type, persons_involved), event_id 0..n-1
+    in that order; the same input always gives the same table. Raises ValueError naming the video and the
+    reason for malformed tracks."""
+    if not isinstance(tracks, pa.Table):
+        raise TypeError(f"detect_events expects a pyarrow.Table of tracks, got {type(tracks).__name__}")
+    if not isinstance(config, EventConfig):
+        raise TypeError(f"detect_events expects pipeline.config.EventConfig, got {type(config).__name__}")
+    if tracks.num_rows == 0:
+        return empty_table(EVENTS_SCHEMA)
+    arrays = tracks_to_arrays(tracks, objects, fps)
+    events, _ = detect_gaze_events(arrays, config)
+    events += detect_gesture_events(arrays, config)
+    events += detect_cross_events(arrays, events, config)
+    return events_to_table(arrays, events)

@@ -1,0 +1,213 @@
+"""Gesture events: pointing (from the tracks' pointing columns), reaching (an extended arm with an open
+hand aimed at a person or object), showing (an object held out toward a person) and giving (an object
+passing from one person's hand to another's). Showing and giving exist only when an object does."""
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from events import kernels
+from events.arrays import POINT_TARGET_TYPES, TrackArrays
+from events.records import Event, span
+from events.targets import object_label, target_columns
+from pipeline.config import EventConfig
+
+
+def _smoothed_runs(arrays: TrackArrays, mask: np.ndarray, config: EventConfig):
+    """Smooth (R, F) ``mask`` and return its runs lasting at least min_gesture_seconds, plus the smoothed mask."""
+    smooth = kernels.smooth_runs(
+        mask, arrays.segment, arrays.frames(config.smoothing_gap_seconds), arrays.min_frames(config.smoothing_blip_seconds)
+    )
+    rows, starts, ends = kernels.extract_runs(smooth, arrays.segment)
+    keep = ends - starts + 1 >= arrays.min_frames(config.min_gesture_seconds)
+    return rows[keep], starts[keep], ends[keep], smooth
+
+
+def _support(raw: np.ndarray, conf: np.ndarray, s: int, e: int) -> float:
+    seen = raw[s : e + 1]
+    return float(seen.mean() * conf[s : e + 1][seen].mean()) if seen.any() else 0.0
+
+
+def detect_pointing(arrays: TrackArrays, config: EventConfig) -> list[Event]:
+    """Pointing intervals per person; the target is the most frequent pointing target inside the interval."""
+    rows, starts, ends, _ = _smoothed_runs(arrays, arrays.pointing, config)
+    events = []
+    for p, s, e in zip(rows, starts, ends):
+        p, s, e = int(p), int(s), int(e)
+        frames = np.arange(s, e + 1)
+        frames = frames[arrays.pointing[p, frames] & (arrays.point_type[p, frames] >= 0)]
+        targets = Counter(zip(arrays.point_type[p, frames].tolist(), arrays.point_id[p, frames].tolist()))
+        kind, tid = (POINT_TARGET_TYPES[targets.most_common(1)[0][0][0]], targets.most_common(1)[0][0][1]) if targets else ("none", -1)
+        # ties in most_common keep first-seen order, which is deterministic for the same tracks
+        pid = int(arrays.person_ids[p])
+        t0, t1 = span(arrays, s, e)
+        tid_or_none = tid if tid >= 0 and kind in ("person", "hands", "object") else None
+        events.append(Event(
+            source="gesture", event_type="pointing", start=s, end=e, start_time=t0, end_time=t1,
+            persons=tuple(sorted({pid} | ({tid} if kind in ("person", "hands") and tid >= 0 else set()))),
+            initiator=pid, confidence=_support(arrays.pointing[p], arrays.point_conf[p], s, e),
+            details={"target_type": kind if kind != "elsewhere" else "none", "target_id": tid_or_none,
+                     "hand": None, "support": round(float(arrays.pointing[p, s : e + 1].mean()), 4)},
+            **target_columns(arrays, kind, tid_or_none),
+        ))
+    return events
+
+
+class ArmState:
+    """Per-frame arm facts shared by reaching, showing and giving."""
+
+    def __init__(self, arrays: TrackArrays, config: EventConfig):
+        n_people = arrays.n_people
+        cos_cone = float(np.cos(np.radians(config.reach_cone_half_angle_deg)))
+        # candidates: people's bodies first, then objects
+        people_boxes = arrays.body_box
+        boxes = np.concatenate([people_boxes, arrays.object_boxes], axis=0)
+        owner = np.concatenate([np.arange(n_people), np.full(len(arrays.object_ids), -1)]).astype(np.int64)
+        self.extension, self.aim_any = kernels.arm_aim(arrays.shoulder, arrays.elbow, arrays.wrist, boxes, owner, cos_cone)
+        _, self.aim_person = kernels.arm_aim(arrays.shoulder, arrays.elbow, arrays.wrist, people_boxes, owner[:n_people], cos_cone)
+        # a hanging arm is straight too: an arm reaches only when raised away from straight down
+        arm = arrays.wrist - arrays.shoulder
+        with np.errstate(invalid="ignore"):
+            from_down = np.degrees(np.arctan2(np.abs(arm[..., 0]), arm[..., 1]))
+        self.raised = np.nan_to_num(from_down, nan=0.0) >= config.reach_min_arm_angle_deg  # (P, F, 2)
+        holding = kernels.hand_holding(arrays.hand_boxes, arrays.object_boxes, config.hold_min_overlap)
+        # the objects table may name a holder without hand boxes: either hand may hold it then
+        holder = arrays.object_holder[None, :, :] == arrays.person_ids[:, None, None]
+        self.holding = np.where(holding > 0, holding, np.where(holder, 3, 0)).astype(np.int8)  # (P, O, F)
+
+
+def detect_reaching(arrays: TrackArrays, arms: ArmState, config: EventConfig) -> list[Event]:
+    """An empty open hand on an extended arm aimed at a person or an object (not pointing)."""
+    n_people = arrays.n_people
+    empty_hand = np.stack([(arms.holding & (1 << h)).sum(axis=1) == 0 for h in range(2)], axis=-1)  # (P, F, 2)
+    ok = (
+        (np.nan_to_num(arms.extension, nan=0.0) >= config.reach_min_extension)
+        & arms.raised
+        & (np.nan_to_num(arrays.hand_open, nan=0.0) >= config.reach_min_open)
+        & (arms.aim_any >= 0) & empty_hand & ~arrays.pointing[..., None] & arrays.present[..., None]
+    )
+    # the more extended qualifying arm decides the target
+    ext = np.where(ok, arms.extension, -1.0)
+    arm = np.argmax(ext, axis=-1)
+    target = np.where(ok.any(-1), np.take_along_axis(arms.aim_any, arm[..., None], -1)[..., 0], -1)
+    n_candidates = n_people + len(arrays.object_ids)
+    occupancy = kernels.target_occupancy(target, n_candidates)
+    rows, starts, ends, _ = _smoothed_runs(arrays, occupancy.reshape(-1, arrays.n_frames), config)
+    events = []
+    for row, s, e in zip(rows, starts, ends):
+        p, c = divmod(int(row), n_candidates)
+        s, e = int(s), int(e)
+        pid = int(arrays.person_ids[p])
+        if c < n_people:
+            kind, tid = "person", int(arrays.person_ids[c])
+        else:
+            kind, tid = "object", int(arrays.object_ids[c - n_people])
+        hands = arm[p, s : e + 1][occupancy[p, c, s : e + 1]]
+        hand = ("left", "right")[int(np.bincount(hands, minlength=2).argmax())] if len(hands) else None
+        t0, t1 = span(arrays, s, e)
+        reach = np.nanmax(arms.extension[p, s : e + 1], axis=-1)
+        events.append(Event(
+            source="gesture", event_type="reaching", start=s, end=e, start_time=t0, end_time=t1,
+            persons=tuple(sorted({pid} | ({tid} if kind == "person" else set()))), initiator=pid,
+            confidence=float(occupancy[p, c, s : e + 1].mean() * min(1.0, float(np.nanmean(reach)) if np.isfinite(reach).any() else 0.0)),
+            details={"target_type": kind, "target_id": tid, "hand": hand},
+            **target_columns(arrays, kind, tid),
+        ))
+    return events
+
+
+def detect_giving(arrays: TrackArrays, arms: ArmState, config: EventConfig) -> list[Event]:
+    """An object held by A is then held by B (a hand-over, possibly with both holding for a while, or a
+    gap of at most give_max_gap_seconds) while A lets go. The interval starts when A's arm goes out toward
+    B (or at the hand-over) and ends when A has let go."""
+    n_people, n_objects, n_frames = arms.holding.shape
+    if n_objects == 0 or n_people < 2:
+        return []
+    held = kernels.smooth_runs(
+        (arms.holding > 0).reshape(-1, n_frames), arrays.segment,
+        arrays.frames(config.smoothing_gap_seconds), arrays.min_frames(config.smoothing_blip_seconds),
+    )
+    rows, starts, ends = kernels.extract_runs(held, arrays.segment)
+    max_gap = arrays.frames(config.give_max_gap_seconds)
+    events = []
+    for o in range(n_objects):
+        mine = np.nonzero(rows % n_objects == o)[0]
+        for b_run in mine:
+            b, s_b, e_b = int(rows[b_run] // n_objects), int(starts[b_run]), int(ends[b_run])
+            best = None
+            for a_run in mine:
+                a, s_a, e_a = int(rows[a_run] // n_objects), int(starts[a_run]), int(ends[a_run])
+                if a == b or not (s_a < s_b <= e_a + max_gap + 1 and e_b > e_a):
+                    continue
+                if arrays.segment[s_b] != arrays.segment[e_a]:
+                    continue
+                if best is None or e_a > best[2]:
+                    best = (a, s_a, e_a)
+            if best is None:
+                continue
+            a, s_a, e_a = best
+            start, end = min(s_b, e_a + 1), max(e_a, s_b)
+            start = max(start, s_a)
+            out_to_b = (arms.aim_person[a] == b).any(-1) & (np.nan_to_num(arms.extension[a], nan=0).max(-1) >= config.show_min_extension)
+            while start > s_a and out_to_b[start - 1]:
+                start -= 1
+            giver, receiver = int(arrays.person_ids[a]), int(arrays.person_ids[b])
+            oid = int(arrays.object_ids[o])
+            t0, t1 = span(arrays, start, end)
+            support = float(held[a * n_objects + o, start : end + 1].mean())
+            events.append(Event(
+                source="gesture", event_type="giving", start=start, end=end, start_time=t0, end_time=t1,
+                persons=tuple(sorted((giver, receiver))), initiator=giver, confidence=support,
+                target_type="person", target_person=receiver, target_label=object_label(arrays, oid),
+                details={"target_type": "person", "target_id": receiver, "object_id": oid,
+                         "object_label": object_label(arrays, oid), "handover_time": float(arrays.times[min(s_b, e_a)]),
+                         "hand": None},
+            ))
+    return events
+
+
+def detect_showing(arrays: TrackArrays, arms: ArmState, giving: list[Event], config: EventConfig) -> list[Event]:
+    """Someone holds an object out (arm extended >= show_min_extension) toward another person, without
+    handing it over (hand-overs are giving)."""
+    n_people, n_objects, n_frames = arms.holding.shape
+    if n_objects == 0 or n_people < 2:
+        return []
+    extended = np.nan_to_num(arms.extension, nan=0.0) >= config.show_min_extension  # (P, F, 2)
+    key = np.full((n_people, n_frames), -1, np.int64)
+    for o in range(n_objects):
+        for h in range(2):
+            ok = ((arms.holding[:, o] & (1 << h)) > 0) & extended[..., h] & (arms.aim_person[..., h] >= 0)
+            key = np.where(ok & (key < 0), o * n_people + arms.aim_person[..., h], key)
+    occupancy = kernels.target_occupancy(key, n_objects * n_people)
+    rows, starts, ends, _ = _smoothed_runs(arrays, occupancy.reshape(-1, n_frames), config)
+    given = [(g.initiator, g.target_person, g.details["object_id"], g.start, g.end) for g in giving]
+    events = []
+    for row, s, e in zip(rows, starts, ends):
+        p, rest = divmod(int(row), n_objects * n_people)
+        o, q = divmod(rest, n_people)
+        s, e = int(s), int(e)
+        shower, viewer, oid = int(arrays.person_ids[p]), int(arrays.person_ids[q]), int(arrays.object_ids[o])
+        # holding an object out during a hand-over (either side of it) is part of the giving
+        if any({g[0], g[1]} == {shower, viewer} and g[2] == oid and g[3] <= e and s <= g[4] for g in given):
+            continue
+        t0, t1 = span(arrays, s, e)
+        events.append(Event(
+            source="gesture", event_type="showing", start=s, end=e, start_time=t0, end_time=t1,
+            persons=tuple(sorted((shower, viewer))), initiator=shower,
+            confidence=float(occupancy[p, rest, s : e + 1].mean()),
+            target_type="person", target_person=viewer, target_label=object_label(arrays, oid),
+            details={"target_type": "person", "target_id": viewer, "object_id": oid,
+                     "object_label": object_label(arrays, oid), "hand": None},
+        ))
+    return events
+
+
+def detect_gesture_events(arrays: TrackArrays, config: EventConfig) -> list[Event]:
+    """All gesture events of one video."""
+    events = detect_pointing(arrays, config)
+    arms = ArmState(arrays, config)
+    events += detect_reaching(arrays, arms, config)
+    giving = detect_giving(arrays, arms, config)
+    events += giving + detect_showing(arrays, arms, giving, config)
+    return events

@@ -1,0 +1,255 @@
+"""Event detection on synthetic scenarios with known answers: every event type found with participants,
+roles and temporal IoU >= 0.7 at 10 and 5 fps; near misses produce nothing; output is deterministic."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from synthetic_tracks import Scenario, match_events  # noqa: E402
+
+from events import detect_events  # noqa: E402
+from pipeline.config import EventConfig  # noqa: E402
+from pipeline.schema import (  # noqa: E402
+    CROSS_EVENT_TYPES, EVENTS_SCHEMA, GAZE_EVENT_TYPES, GESTURE_EVENT_TYPES, TRACKS_SCHEMA,
+)
+
+ALL_TYPES = GAZE_EVENT_TYPES + GESTURE_EVENT_TYPES + CROSS_EVENT_TYPES
+CONFIG = EventConfig()
+
+
+def detect(scenario: Scenario, fps: float) -> pa.Table:
+    return detect_events(scenario.tracks(fps), CONFIG, scenario.objects(fps))
+
+
+def conversation() -> Scenario:
+    """Eye contact, one partner looks away (aversion) onto the third person's hands, who looks at them
+    too (joint attention), after that person started looking (following); then a pointing gesture."""
+    sc = Scenario(duration=9.0, seed=1)
+    a, b, c = sc.add_person(0.2), sc.add_person(0.5), sc.add_person(0.8)
+    sc.look(a, ("person", b), 1.0, 5.0)
+    sc.look(b, ("person", a), 1.5, 4.0)
+    sc.look(b, ("hands", c), 4.0, 7.0)
+    sc.look(c, ("hands", c), 2.5, 8.0)
+    sc.point(a, ("person", c), 3.0, 4.5)  # during the eye contact; b then turns to c (gaze follows gesture)
+    return sc
+
+
+def group_turn() -> Scenario:
+    """Three people turn to a fourth within 0.3 s (attention capture); the fourth looks at the camera."""
+    sc = Scenario(duration=8.0, seed=2)
+    people = [sc.add_person(x) for x in (0.15, 0.4, 0.65, 0.9)]
+    for person, delay in zip(people[:3], (0.0, 0.1, 0.3)):
+        sc.look(person, ("person", people[3]), 3.0 + delay, 6.5)
+    sc.look(people[3], "camera", 1.0, 4.0)
+    return sc
+
+
+def objects_and_arms() -> Scenario:
+    """Showing, giving, reaching, pointing at an object, the pointer looking at it (alignment) and another
+    person turning to it after the gesture (gaze follows gesture)."""
+    sc = Scenario(duration=11.0, seed=3)
+    a, b, c = sc.add_person(0.15), sc.add_person(0.5), sc.add_person(0.85)
+    ball = sc.add_object("ball")
+    sc.hold(a, ball, 0.0, 6.0, hand=1)
+    sc.show(a, ball, b, 1.0, 2.5)
+    sc.give(a, b, ball, 4.0, 6.0)
+    sc.reach(c, ("person", b), 6.5, 7.8, hand=0)
+    sc.point(b, ("object", ball), 8.0, 9.5, hand=1)
+    sc.look(b, ("object", ball), 8.0, 10.0)
+    sc.look(a, ("object", ball), 8.8, 10.0)
+    return sc
+
+
+SCENARIOS = {"conversation": conversation, "group_turn": group_turn, "objects_and_arms": objects_and_arms}
+
+
+@pytest.mark.parametrize("fps", [10.0, 5.0])
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_scenario_events_match_truth(name, fps):
+    scenario = SCENARIOS[name]()
+    events = detect(scenario, fps)
+    assert events.schema.equals(EVENTS_SCHEMA)
+    truth = [t for t in scenario.expected_events(CONFIG) if t.event_type != "gaze_at" or t.end - t.start >= 1.0]
+    missed, unexpected = match_events(truth, events, ALL_TYPES)
+    assert not missed, f"missed {missed}"
+    assert not unexpected, f"unexpected {[(r['event_type'], r['persons_involved'], r['start_time'], r['end_time']) for r in unexpected]}"
+
+
+def test_every_event_type_is_covered_by_the_scenarios():
+    found = set()
+    for make in SCENARIOS.values():
+        found |= set(detect(make(), 10.0).column("event_type").to_pylist())
+    assert found == set(ALL_TYPES), f"never produced: {set(ALL_TYPES) - found}"
+
+
+def test_roles_and_details():
+    rows = detect(conversation(), 10.0).to_pylist()
+    by_type = {}
+    for r in rows:
+        by_type.setdefault(r["event_type"], []).append(r)
+    following = by_type["gaze_following"][0]
+    assert (following["leader_id"], following["follower_id"]) == (2, 1)
+    assert 1.4 <= following["lag_seconds"] <= 1.6  # c turns at 2.5 s, b at 4.0 s
+    aversion = by_type["gaze_aversion"][0]
+    details = json.loads(aversion["details"])
+    assert (aversion["initiator_id"], details["averter_id"], details["holder_id"]) == (1, 1, 0)
+    assert details["averted_to_type"] in ("hands", "elsewhere")
+    joint = by_type["joint_attention"][0]
+    assert json.loads(joint["details"])["target_type"] == "hands" and joint["target_person_id"] == 2
+    assert joint["target_label"] == "hands"
+    pointing = by_type["pointing"][0]
+    assert pointing["initiator_id"] == 0 and pointing["target_person_id"] == 2
+    for cross in by_type["co_occur"] + by_type["adjacent"]:
+        parents = [rows[i] for i in cross["parent_event_ids"]]
+        assert {p["source"] for p in parents} == {"gaze", "gesture"}
+        assert set(parents[0]["persons_involved"]) & set(parents[1]["persons_involved"])
+    for r in rows:
+        assert 0.0 < r["confidence"] <= 1.0
+        assert r["start_time"] < r["end_time"]
+
+
+def test_confidence_follows_support():
+    clean = detect(conversation(), 10.0)
+    noisy_scenario = conversation()
+    noisy_scenario.drop_gaze = 0.2  # a fifth of the gaze samples lost (bridged by smoothing)
+    noisy = detect(noisy_scenario, 10.0)
+    def mutual_conf(table):
+        return [r["confidence"] for r in table.to_pylist() if r["event_type"] == "mutual_gaze"][0]
+    assert mutual_conf(noisy) < mutual_conf(clean) - 0.1
+    missed, _ = match_events(noisy_scenario.expected_events(CONFIG), noisy, ("mutual_gaze", "joint_attention"))
+    assert not missed
+
+
+def near_miss_gaze_beside_head() -> Scenario:
+    sc = Scenario(duration=6.0, seed=4)
+    a, b = sc.add_person(0.3), sc.add_person(0.7)
+    # the head box reaches x = 0.74 (+0.02 margin): aim 0.03 beyond it
+    sc.look(a, ("point", (0.79, 0.3)), 1.0, 5.0)
+    sc.look(b, ("person", a), 1.0, 5.0)
+    return sc
+
+
+def near_miss_lag_outside_window() -> Scenario:
+    sc = Scenario(duration=9.0, seed=5)
+    a, b, c = sc.add_person(0.2), sc.add_person(0.5), sc.add_person(0.8)
+    sc.look(a, ("hands", c), 1.0, 8.0)
+    sc.look(b, ("hands", c), 4.0, 8.0)  # 3 s later: beyond following_max_lag_seconds
+    return sc
+
+
+def near_miss_different_targets() -> Scenario:
+    sc = Scenario(duration=6.0, seed=6)
+    a, b, c = sc.add_person(0.2), sc.add_person(0.5), sc.add_person(0.8)
+    sc.look(a, ("hands", c), 1.0, 5.0)
+    sc.look(b, ("person", c), 1.0, 5.0)
+    sc.look(c, ("point", (0.9, 0.1)), 1.0, 5.0)
+    return sc
+
+
+def near_miss_slow_turn() -> Scenario:
+    sc = Scenario(duration=8.0, seed=7, transition=2.0)  # a 2 s sweep: too slow to be sudden
+    a, b, c = sc.add_person(0.2), sc.add_person(0.5), sc.add_person(0.8)
+    sc.look(b, ("person", a), 0.0, 3.0)
+    sc.look(b, ("person", c), 3.0, 7.5)
+    return sc
+
+
+def near_miss_two_turn_together() -> Scenario:
+    sc = Scenario(duration=6.0, seed=8)
+    a, b, c = sc.add_person(0.2), sc.add_person(0.5), sc.add_person(0.8)
+    sc.look(a, ("person", c), 2.0, 5.0)
+    sc.look(b, ("person", c), 2.2, 5.0)  # only two people: no capture, and 0.2 s apart: no following
+    return sc
+
+
+@pytest.mark.parametrize("make, absent_types", [
+    (near_miss_gaze_beside_head, ("mutual_gaze", "gaze_aversion", "joint_attention")),
+    (near_miss_lag_outside_window, ("gaze_following", "attention_capture")),
+    (near_miss_different_targets, ("joint_attention", "mutual_gaze", "gaze_following")),
+    (near_miss_slow_turn, ("sudden_gaze_shift",)),
+    (near_miss_two_turn_together, ("attention_capture", "gaze_following", "mutual_gaze")),
+])
+@pytest.mark.parametrize("fps", [10.0, 5.0])
+def test_near_misses_produce_no_event(make, absent_types, fps):
+    scenario = make()
+    events = detect(scenario, fps)
+    found = [r for r in events.to_pylist() if r["event_type"] in absent_types]
+    assert not found, f"{make.__name__}: unexpected {[(r['event_type'], r['persons_involved']) for r in found]}"
+    checked = tuple(t for t in ALL_TYPES if t != "gaze_at")  # a 2 s sweep blurs where looks begin
+    missed, unexpected = match_events(scenario.expected_events(CONFIG), events, checked)
+    assert not missed and not unexpected
+
+
+def test_no_gesture_no_objects_no_gesture_events():
+    sc = Scenario(duration=5.0, seed=9)
+    a, b = sc.add_person(0.3), sc.add_person(0.7)
+    sc.look(a, ("person", b), 0.5, 4.5)
+    events = detect(sc, 10.0)
+    assert not set(events.column("source").to_pylist()) & {"gesture", "cross"}
+
+
+def test_events_never_span_a_cut_or_an_absence():
+    sc = Scenario(duration=10.0, seed=10)
+    a, b = sc.add_person(0.3), sc.add_person(0.7)
+    sc.look(a, ("person", b), 0.5, 9.5)
+    sc.look(b, ("person", a), 0.5, 9.5)
+    sc.cut(3.0)
+    sc.absent(b, 6.0, 7.0)  # longer than smoothing_gap_seconds
+    events = detect(sc, 10.0)
+    mutual = sorted((r["start_time"], r["end_time"]) for r in events.to_pylist() if r["event_type"] == "mutual_gaze")
+    assert len(mutual) == 3
+    for start, end in mutual:
+        assert not (start < 3.0 < end) and not (start < 6.5 < end)
+    for r in events.to_pylist():
+        assert not (r["start_time"] < 3.0 - 1e-9 and r["end_time"] > 3.0 + 1e-9), r["event_type"]
+    missed, unexpected = match_events(sc.expected_events(CONFIG), events, ("mutual_gaze", "gaze_at", "sudden_gaze_shift"))
+    assert not missed and not unexpected
+
+
+def test_identical_output_every_run_and_sorted_ids():
+    sc = objects_and_arms()
+    tracks, objects = sc.tracks(10.0), sc.objects(10.0)
+    first = detect_events(tracks, CONFIG, objects)
+    again = detect_events(tracks, CONFIG, objects)
+    shuffled = tracks.take(np.random.default_rng(0).permutation(tracks.num_rows))
+    assert first.equals(again)
+    assert first.equals(detect_events(shuffled, CONFIG, objects))
+    assert first.column("event_id").to_pylist() == list(range(first.num_rows))
+    keys = [(r["start_time"], r["event_type"], r["persons_involved"]) for r in first.to_pylist()]
+    assert keys == sorted(keys)
+
+
+def test_five_and_ten_fps_agree_on_types_and_participants():
+    for make in SCENARIOS.values():
+        sc = make()
+        summary = {}
+        for fps in (5.0, 10.0):
+            rows = detect(sc, fps).to_pylist()
+            summary[fps] = sorted({(r["event_type"], tuple(r["persons_involved"])) for r in rows})
+        assert summary[5.0] == summary[10.0], make.__name__
+
+
+def test_empty_and_bad_input():
+    empty = detect_events(TRACKS_SCHEMA.empty_table(), CONFIG)
+    assert empty.num_rows == 0 and empty.schema.equals(EVENTS_SCHEMA)
+    tracks = conversation().tracks(10.0)
+    with pytest.raises(ValueError, match="gaze_target_type"):
+        detect_events(tracks.drop_columns(["gaze_target_type"]), CONFIG)
+    other = tracks.set_column(0, tracks.schema.field("video_id"), pa.array(["other"] * tracks.num_rows))
+    two_videos = pa.concat_tables([tracks, other])
+    with pytest.raises(ValueError, match="several videos"):
+        detect_events(two_videos, CONFIG)
+    bad_kind = tracks.set_column(
+        tracks.schema.get_field_index("gaze_target_type"), tracks.schema.field("gaze_target_type"),
+        pa.array(["face"] * tracks.num_rows))
+    with pytest.raises(ValueError, match="synthetic.*'face'"):
+        detect_events(bad_kind, CONFIG)
+    with pytest.raises(TypeError):
+        detect_events(tracks.to_pandas(), CONFIG)
