@@ -57,12 +57,16 @@ TRACKS_SCHEMA = pa.schema(
         pa.field("gaze_origin", pa.list_(pa.float32()), nullable=True),  # x, y
         pa.field("gaze_dir", pa.list_(pa.float32()), nullable=True),  # unit x, y, z (z into scene)
         pa.field("gaze_source", pa.string(), nullable=True),
+        # True when the gaze was bridged over a short gap (interpolated / carried), not measured
+        pa.field("gaze_filled", pa.bool_(), nullable=True),
         pa.field("gaze_conf", pa.float32(), nullable=False),
         pa.field("gaze_point", pa.list_(pa.float32()), nullable=True),  # x, y
         pa.field("gaze_target_type", pa.string(), nullable=False),
         pa.field("gaze_target_id", pa.int32(), nullable=True),
         pa.field("pointing", pa.bool_(), nullable=False),
         pa.field("point_dir", pa.list_(pa.float32()), nullable=True),  # unit x, y in the image
+        # where the pointing ray starts (fingertip / wrist, x, y), so render can draw the ray
+        pa.field("point_origin", pa.list_(pa.float32()), nullable=True),
         pa.field("point_conf", pa.float32(), nullable=False),
         pa.field("point_target_type", pa.string(), nullable=True),
         pa.field("point_target_id", pa.int32(), nullable=True),
@@ -141,6 +145,7 @@ QA_SCHEMA = pa.schema(
         pa.field("persons", pa.list_(pa.int32()), nullable=False),
         pa.field("grounding", pa.list_(GROUNDING_TYPE), nullable=False),
         pa.field("reasoning_trace", pa.list_(REASONING_STEP_TYPE), nullable=False),
+        pa.field("template", pa.string(), nullable=True),  # question form within the category, e.g. T1.target
     ]
 )
 

@@ -1,0 +1,117 @@
+"""Speed and memory of CPU perception on the shared clips and on a 60 s clip made by looping one.
+
+    OMP_NUM_THREADS=2 python benchmarks/bench_perception.py [--fps 2] [--detector auto] [--media DIR]
+
+Prints per-stage seconds, frames/s and peak RSS per clip, then as the LAST two lines
+``realtime_factor=<video seconds per wall second>`` and ``decode_share=<decode-only time / total time>``
+over all clips. Model loading and a warm-up clip (JIT compilation, lazy imports) are not timed.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import av
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+
+from pipeline.clip import ClipSpec  # noqa: E402
+from pipeline.config import Config  # noqa: E402
+from pipeline.perception import PerceptionWorker  # noqa: E402
+from pipeline.video import iter_frames, probe  # noqa: E402
+
+CLIPS = ("atd_kitchen.mp4", "tvhid_highfive_0018.avi", "tvhid_highfive_0005.avi", "tvhid_handshake_0001.avi")
+STAGES = ("decode", "shots", "detect", "track", "gaze", "table", "total")
+
+
+def default_media_dir() -> Path:
+    env = os.environ.get("SOCIALTRACE_MEDIA")
+    return Path(env) if env else REPO_ROOT.parent / "shared" / "media"
+
+
+def loop_clip(source: Path, target: Path, seconds: float) -> None:
+    """Write ``source`` repeated until ``seconds`` long, by copying packets with shifted timestamps
+    (no re-encoding, so the result decodes exactly like the original)."""
+    with av.open(str(source)) as probe_container:
+        stream = probe_container.streams.video[0]
+        period = stream.duration or int(probe_container.duration / av.time_base / stream.time_base)
+    with av.open(str(source)) as inp, av.open(str(target), "w") as out:
+        in_stream = inp.streams.video[0]
+        out_stream = out.add_stream_from_template(in_stream)
+        offset = 0
+        while offset * in_stream.time_base < seconds:
+            inp.seek(0, stream=in_stream)
+            for packet in inp.demux(in_stream):
+                if packet.dts is None:
+                    continue
+                packet.pts += offset
+                packet.dts += offset
+                packet.stream = out_stream
+                out.mux(packet)
+            offset += period
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux reports KiB
+
+
+def decode_only_seconds(uri: str, config: Config) -> float:
+    started = time.perf_counter()
+    for _ in iter_frames(uri, config.sampling.fps, config.sampling.max_side):
+        pass
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fps", type=float, default=2.0)
+    parser.add_argument("--detector", default="auto", help="auto | yolo | mediapipe")
+    parser.add_argument("--weights", default=None)
+    parser.add_argument("--loop-seconds", type=float, default=60.0)
+    parser.add_argument("--media", type=Path, default=default_media_dir())
+    args = parser.parse_args()
+
+    detector = {"backend": args.detector} | ({"weights": args.weights} if args.weights else {})
+    config = Config().replace(sampling={"fps": args.fps}, detector=detector)
+    load_started = time.perf_counter()
+    worker = PerceptionWorker(config)
+    print(f"backend={worker.backend} model_load_s={time.perf_counter() - load_started:.2f} fps={args.fps}")
+    print(f"cpus={os.cpu_count()} OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', '-')}")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        looped = Path(tmp) / f"kitchen_loop_{int(args.loop_seconds)}s.mp4"
+        loop_clip(args.media / "atd_kitchen.mp4", looped, args.loop_seconds)
+        uris = [str(args.media / name) for name in CLIPS] + [str(looped)]
+        worker(ClipSpec(video_id="warmup", uri=uris[0]))  # compile / first-call costs, not timed
+
+        header = f"{'clip':34s} {'video_s':>7s} {'frames':>6s} " + " ".join(f"{s:>7s}" for s in STAGES)
+        print(header + f" {'frames/s':>8s} {'x_real':>6s} {'people':>6s} {'rss_MB':>7s}")
+        total_video = total_wall = total_decode_only = 0.0
+        for uri in uris:
+            info = probe(uri)
+            result = worker(ClipSpec(video_id=Path(uri).stem, uri=uri))
+            decode_only = decode_only_seconds(uri, config)
+            wall = result.timings["total"]
+            n_people = len(set(result.tracks.column("person_id").to_pylist()))
+            stages = " ".join(f"{result.timings.get(s, 0.0):7.2f}" for s in STAGES)
+            print(
+                f"{Path(uri).name:34s} {info.duration_s:7.2f} {result.n_frames:6d} {stages} "
+                f"{result.n_frames / wall:8.2f} {info.duration_s / wall:6.2f} {n_people:6d} {peak_rss_mb():7.0f}"
+            )
+            total_video += info.duration_s
+            total_wall += wall
+            total_decode_only += decode_only
+    print(f"total video {total_video:.1f} s in {total_wall:.1f} s wall; decode-only {total_decode_only:.1f} s")
+    print(f"peak_rss_mb={peak_rss_mb():.0f}")
+    print(f"realtime_factor={total_video / total_wall:.2f}")
+    print(f"decode_share={total_decode_only / total_wall:.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,247 @@
+"""Perception for one clip: video -> identity-consistent person tracks with gaze and pointing targets.
+
+``PerceptionWorker`` is a callable class (Ray Data style): models load once in ``__init__``, each call
+handles one clip and returns Arrow tables only. Frames stream through: each batch of sampled frames is
+detected, described (torso colours) and fed to the shot detector, then released, so memory does not
+grow with the length of the video; only the small per-frame observations are kept for tracking.
+
+Stages (timed in ``PerceptionResult.timings``): decode (including colour conversion and resizing),
+shots, detect, track (appearance, tracker, stitching), gaze (gap filling and target association),
+table, total.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections import defaultdict
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from typing import Iterator, Optional
+
+import numpy as np
+import pyarrow as pa
+
+from detectors.observation import FrameObservations
+from pipeline import schema
+from pipeline.clip import ClipSpec, PerceptionResult, VideoInfo
+from pipeline.config import Config
+from pipeline.video import SampledFrame, ShotDetector, VideoError, iter_frames, probe
+from tracking.appearance import appearance_descriptors
+from tracking.gaze_gaps import fill_gaze_gaps
+from tracking.stitching import assign_person_ids
+
+__all__ = ["PerceptionWorker", "VideoError", "build_tracks_table"]
+
+log = logging.getLogger("socialtrace")
+
+
+class PerceptionWorker:
+    """Decode, detect, track and associate targets for one clip at a time."""
+
+    def __init__(self, config: Config):
+        from detectors import create_detector
+
+        self.config = config
+        self.detector = create_detector(config)
+        self.backend = getattr(self.detector, "name", type(self.detector).__name__)
+
+    def __call__(self, clip: ClipSpec) -> PerceptionResult:
+        """Run perception on ``clip``; raises VideoError when its video cannot be read."""
+        timings: dict[str, float] = defaultdict(float)
+        started = time.perf_counter()
+        sampling = self.config.sampling
+
+        with _timed(timings, "decode"):
+            info = probe(clip.uri)
+        shots = ShotDetector(sampling.fps, threshold=sampling.scene_threshold, min_seconds=sampling.scene_min_seconds)
+        observations: list[FrameObservations] = []
+        times: list[float] = []
+        native_idx: list[int] = []
+        batch: list[SampledFrame] = []
+        # closing(): the container is released even when detection fails halfway through the clip
+        with closing(iter_frames(clip.uri, sampling.fps, sampling.max_side, clip.start_s, clip.end_s)) as frames:
+            while True:
+                with _timed(timings, "decode"):
+                    frame = next(frames, None)
+                if frame is not None:
+                    with _timed(timings, "shots"):
+                        shots.push(frame.frame_idx, frame.image)
+                    batch.append(frame)
+                    times.append(frame.t)
+                    native_idx.append(frame.native_frame_idx)
+                if batch and (frame is None or len(batch) >= max(1, self.config.detector.batch_size)):
+                    observations.extend(self._observe(batch, timings))
+                    batch = []  # the images are released here
+                if frame is None:
+                    break
+
+        times_array = np.asarray(times, np.float64)
+        shot_ids = shots.shot_ids()
+        with _timed(timings, "track"):
+            people = assign_person_ids(observations, times_array, shot_ids, self.config)
+        with _timed(timings, "gaze"):
+            filled = fill_gaze_gaps(people, times_array, shot_ids, self.config.gaze)
+            targets = associate_targets(people, info.width / info.height, self.config)
+        with _timed(timings, "table"):
+            tracks = build_tracks_table(
+                clip.video_id, people, times_array, np.asarray(native_idx), shot_ids, filled, targets
+            )
+        timings["total"] = time.perf_counter() - started
+        return PerceptionResult(
+            clip=clip,
+            info=info,
+            tracks=tracks,
+            objects=None,
+            n_frames=len(times),
+            timings=dict(timings),
+            backend=self.backend,
+        )
+
+    def _observe(self, batch: list[SampledFrame], timings: dict[str, float]) -> list[FrameObservations]:
+        """Detect people in a batch of frames and attach their appearance descriptors."""
+        images = [f.image for f in batch]
+        with _timed(timings, "detect"):
+            observations = self.detector.detect(images)
+        if len(observations) != len(images):
+            raise RuntimeError(f"detector {self.backend} returned {len(observations)} results for {len(images)} frames")
+        with _timed(timings, "track"):
+            for image, frame in zip(images, observations):
+                frame.appearance = appearance_descriptors(image, frame.xyxy, frame.keypoints)
+        return observations
+
+
+@contextmanager
+def _timed(timings: dict[str, float], stage: str) -> Iterator[None]:
+    """Add the wall time of a ``with`` block to ``timings[stage]``."""
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings[stage] += time.perf_counter() - start
+
+
+# --- targets ------------------------------------------------------------------------------------
+
+
+@dataclass
+class FrameTargets:
+    """Gaze and pointing targets of one frame's people (one entry per row)."""
+
+    gaze_type: list[str]
+    gaze_id: list[Optional[int]]
+    gaze_point: np.ndarray  # (N, 2) float32, NaN when unknown
+    pointing: np.ndarray  # (N,) bool
+    point_type: list[Optional[str]]
+    point_id: list[Optional[int]]
+
+
+def associate_targets(people: list[FrameObservations], aspect: float, config: Config) -> list[FrameTargets]:
+    """Per-frame gaze and pointing targets of every person, over the whole clip at once
+    (events.geometry's Numba association). ``aspect`` = displayed frame width / height."""
+    from events import geometry
+
+    counts = [len(frame) for frame in people]
+    if sum(counts) == 0:
+        return [FrameTargets([], [], np.zeros((0, 2), np.float32), np.zeros(0, bool), [], []) for _ in people]
+    merged = FrameObservations.merge(people)
+    frame_index = np.repeat(np.arange(len(people)), counts)
+    person = merged.tracker_id.astype(np.int64)
+    hands = merged.hand_xyxy.reshape(-1, 4)
+    hand_owner = np.repeat(person, merged.hand_xyxy.shape[1])
+    hand_frame = np.repeat(frame_index, merged.hand_xyxy.shape[1])
+    gaze = config.gaze
+    gaze_code, gaze_id, gaze_point = geometry.assign_gaze_targets(
+        frame_index, merged.gaze_origin, merged.gaze_dir, merged.gaze_conf, person,
+        merged.head_xyxy, person, frame_index, hands, hand_owner, hand_frame,
+        aspect=aspect,
+        cone_half_angle_deg=gaze.cone_half_angle_deg,
+        camera_max_angle_deg=gaze.camera_max_angle_deg,
+        min_conf=gaze.min_conf,
+        reach=gaze.point_reach,
+    )
+    pointing = np.isfinite(merged.point_dir).all(axis=1) & (merged.point_conf > 0)
+    point_code, point_id, _ = geometry.assign_point_targets(
+        frame_index, merged.point_origin, merged.point_dir, pointing, person,
+        merged.xyxy, person, frame_index, hands, hand_owner, hand_frame,
+        aspect=aspect,
+        cone_half_angle_deg=config.pointing.cone_half_angle_deg,
+    )
+    gaze_names = geometry.target_type_names(gaze_code, schema.GAZE_TARGET_TYPES)
+    point_names = geometry.target_type_names(point_code, schema.POINT_TARGET_TYPES)
+    targets = []
+    for start, stop in zip(np.cumsum([0] + counts[:-1]), np.cumsum(counts)):
+        rows = range(start, stop)
+        targets.append(
+            FrameTargets(
+                gaze_type=[gaze_names[r] for r in rows],
+                gaze_id=[int(gaze_id[r]) if gaze_id[r] >= 0 else None for r in rows],
+                gaze_point=gaze_point[start:stop],
+                pointing=pointing[start:stop],
+                point_type=[point_names[r] for r in rows],
+                point_id=[int(point_id[r]) if point_id[r] >= 0 else None for r in rows],
+            )
+        )
+    return targets
+
+
+# --- the tracks table ---------------------------------------------------------------------------
+
+
+def _list_or_none(values: np.ndarray) -> Optional[list[float]]:
+    values = np.asarray(values, np.float32)
+    return None if not np.all(np.isfinite(values)) else values.tolist()
+
+
+def build_tracks_table(
+    video_id: str,
+    people: list[FrameObservations],
+    times: np.ndarray,
+    native_frame_idx: np.ndarray,
+    shot_ids: np.ndarray,
+    gaze_filled: list[np.ndarray],
+    targets: list[FrameTargets],
+) -> pa.Table:
+    """The tracks table (exactly ``schema.TRACKS_SCHEMA``), rows sorted by (frame_idx, person_id)."""
+    rows = []
+    for position, frame in enumerate(people):
+        frame_targets = targets[position]
+        for row in np.argsort(frame.tracker_id, kind="stable"):
+            keypoints = frame.keypoints[row]
+            has_keypoints = bool(np.any(keypoints[:, 2] > 0))
+            hands_seen = np.all(np.isfinite(frame.hand_xyxy[row]), axis=1)
+            pointing = bool(frame_targets.pointing[row])
+            rows.append(
+                {
+                    "video_id": video_id,
+                    "frame_idx": position,
+                    "native_frame_idx": int(native_frame_idx[position]),
+                    "t": float(times[position]),
+                    "shot_id": int(shot_ids[position]),
+                    "person_id": int(frame.tracker_id[row]),
+                    "det_conf": float(frame.confidence[row]),
+                    "bbox": np.clip(frame.xyxy[row], 0.0, 1.0).tolist(),
+                    "head_bbox": _list_or_none(frame.head_xyxy[row]),
+                    "keypoints": keypoints.reshape(-1).tolist() if has_keypoints else None,
+                    "gaze_origin": _list_or_none(frame.gaze_origin[row]),
+                    "gaze_dir": _list_or_none(frame.gaze_dir[row]),
+                    "gaze_source": frame.gaze_source[row] or None,
+                    "gaze_filled": bool(gaze_filled[position][row]),
+                    "gaze_conf": float(frame.gaze_conf[row]),
+                    "gaze_point": _list_or_none(frame_targets.gaze_point[row]),
+                    "gaze_target_type": frame_targets.gaze_type[row],
+                    "gaze_target_id": frame_targets.gaze_id[row],
+                    "pointing": pointing,
+                    "point_dir": _list_or_none(frame.point_dir[row]) if pointing else None,
+                    "point_origin": _list_or_none(frame.point_origin[row]) if pointing else None,
+                    "point_conf": float(frame.point_conf[row]),
+                    "point_target_type": frame_targets.point_type[row] if pointing else None,
+                    "point_target_id": frame_targets.point_id[row] if pointing else None,
+                    "hand_bboxes": (
+                        [b.tolist() for b in frame.hand_xyxy[row]] if hands_seen.any() else None
+                    ),
+                    "hand_open": (
+                        np.where(hands_seen, frame.hand_open[row], np.nan).tolist() if hands_seen.any() else None
+                    ),
+                }
+            )
+    return schema.table_from_rows(rows, schema.TRACKS_SCHEMA) if rows else schema.empty_table(schema.TRACKS_SCHEMA)

@@ -1,0 +1,347 @@
+"""Video input: probe a file, decode it once, sample frames by pts, and find camera shots.
+
+Everything here reads through PyAV, so local paths and pyarrow.fs URIs (s3://, gs://, file://) work the
+same way. Sampling is by presentation time, not by frame count, so variable-frame-rate video is sampled
+at the right instants; rotation metadata is applied so every image is upright as a player shows it.
+Every failure is a ``VideoError`` whose message is "<uri>: <reason>".
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import IO, Iterator, Optional
+
+import av
+import cv2
+import numpy as np
+
+from pipeline.clip import VideoInfo
+
+log = logging.getLogger(__name__)
+
+# A decoded frame this close before a sampling instant still counts as "at" it (pts rounding).
+_PTS_EPSILON_S = 1e-3
+# A stream that ends this much earlier than its header promises is truncated (seconds, or fraction).
+_TRUNCATION_TOLERANCE_S = 0.5
+_TRUNCATION_TOLERANCE_FRACTION = 0.1
+
+
+class VideoError(Exception):
+    """A video that cannot be read. The message is always "<uri>: <reason>"."""
+
+    def __init__(self, uri: str, reason: str):
+        super().__init__(f"{uri}: {reason}")
+        self.uri = uri
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class SampledFrame:
+    """One sampled frame: upright RGB uint8 image, resized so its longest side <= max_side."""
+
+    frame_idx: int  # index among sampled frames of the clip, from 0
+    native_frame_idx: int  # index among the video's decoded frames
+    t: float  # seconds from the clip start, from pts
+    image: np.ndarray  # (H, W, 3) uint8 RGB
+
+
+# --- opening ------------------------------------------------------------------------------------
+
+
+def _is_remote(uri: str) -> bool:
+    return "://" in uri and not uri.startswith("file://")
+
+
+@contextlib.contextmanager
+def _open_container(uri: str) -> Iterator[av.container.InputContainer]:
+    """Open ``uri`` with PyAV after checking it exists and is not empty; translate PyAV's errors."""
+    source: str | IO[bytes]
+    handle: Optional[IO[bytes]] = None
+    if _is_remote(uri) or uri.startswith("file://"):
+        import pyarrow.fs as pafs
+
+        try:
+            filesystem, path = pafs.FileSystem.from_uri(uri)
+            file_info = filesystem.get_file_info(path)
+        except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for bad URIs
+            raise VideoError(uri, f"cannot resolve URI ({exc})") from exc
+        if file_info.type == pafs.FileType.NotFound:
+            raise VideoError(uri, "file not found")
+        if file_info.type != pafs.FileType.File:
+            raise VideoError(uri, "not a file")
+        if file_info.size == 0:
+            raise VideoError(uri, "empty file (0 bytes)")
+        handle = filesystem.open_input_file(path)
+        source = handle
+    else:
+        if not os.path.exists(uri):
+            raise VideoError(uri, "file not found")
+        if not os.path.isfile(uri):
+            raise VideoError(uri, "not a file")
+        if os.path.getsize(uri) == 0:
+            raise VideoError(uri, "empty file (0 bytes)")
+        source = uri
+    try:
+        try:
+            container = av.open(source, mode="r")
+        except av.error.InvalidDataError as exc:
+            raise VideoError(uri, "not a readable video: invalid or truncated data") from exc
+        except av.error.FFmpegError as exc:
+            raise VideoError(uri, f"cannot open as video ({exc.strerror or exc})") from exc
+        try:
+            yield container
+        finally:
+            container.close()
+    finally:
+        if handle is not None:
+            handle.close()
+
+
+def _video_stream(container: av.container.InputContainer, uri: str) -> av.video.stream.VideoStream:
+    if not container.streams.video:
+        kinds = sorted({s.type for s in container.streams}) or ["none"]
+        raise VideoError(uri, f"no video stream (streams: {', '.join(kinds)})")
+    stream = container.streams.video[0]
+    if stream.codec_context is None:
+        raise VideoError(uri, "unsupported codec: no decoder available")
+    return stream
+
+
+# --- geometry: rotation and display size ---------------------------------------------------------
+
+
+def rotation_from_display_matrix(ccw_degrees: float) -> int:
+    """Clockwise rotation (0/90/180/270) that displays a frame whose display matrix rotates it
+    ``ccw_degrees`` counter-clockwise (FFmpeg's av_display_rotation_get / PyAV's VideoFrame.rotation)."""
+    return int(round(-float(ccw_degrees) / 90.0)) * 90 % 360
+
+
+def rotate_image(image: np.ndarray, rotation_cw: int) -> np.ndarray:
+    """Rotate an (H, W, C) image clockwise by 0/90/180/270 degrees."""
+    if rotation_cw % 360 == 0:
+        return image
+    if rotation_cw % 90:
+        raise ValueError(f"rotation must be a multiple of 90 degrees, got {rotation_cw}")
+    return np.ascontiguousarray(np.rot90(image, k=-(rotation_cw // 90)))
+
+
+def _stream_rotation(stream: av.video.stream.VideoStream, first_frame: Optional[av.VideoFrame]) -> int:
+    """Clockwise display rotation: the frame's display matrix (FFmpeg copies the stream's onto every
+    frame), else the legacy ``rotate`` metadata tag (already clockwise)."""
+    if first_frame is not None and first_frame.rotation:
+        return rotation_from_display_matrix(first_frame.rotation)
+    tag = stream.metadata.get("rotate")
+    if tag:
+        try:
+            return int(round(float(tag) / 90.0)) * 90 % 360
+        except ValueError:
+            log.warning("ignoring unparsable rotate tag %r", tag)
+    return 0
+
+
+def _display_size(stream: av.video.stream.VideoStream) -> tuple[int, int]:
+    """Coded width/height corrected for non-square pixels (before rotation)."""
+    width, height = stream.codec_context.width, stream.codec_context.height
+    sar = stream.sample_aspect_ratio
+    if sar is not None and sar > 0 and sar != 1:
+        width = int(round(width * float(sar)))
+    return width, height
+
+
+def scaled_size(width: int, height: int, max_side: int) -> tuple[int, int]:
+    """Size with the longest side <= max_side, aspect kept, never upscaled."""
+    scale = min(1.0, max_side / float(max(width, height)))
+    return max(1, int(round(width * scale))), max(1, int(round(height * scale)))
+
+
+# --- probe --------------------------------------------------------------------------------------
+
+
+def _frame_rate(stream: av.video.stream.VideoStream) -> float:
+    rate = stream.average_rate or stream.guessed_rate or stream.base_rate
+    return float(rate) if rate else 0.0
+
+
+def _declared_duration(container: av.container.InputContainer, stream: av.video.stream.VideoStream) -> float:
+    """The longest duration the headers promise for the video stream (0 when unknown). AVI indexes
+    shrink with truncation while the frame count in the header does not, so take the larger."""
+    candidates = [0.0]
+    if stream.duration is not None and stream.time_base is not None:
+        candidates.append(float(stream.duration * stream.time_base))
+    rate = _frame_rate(stream)
+    if stream.frames and rate > 0:
+        candidates.append(stream.frames / rate)
+    if len(candidates) == 1 and container.duration is not None:
+        candidates.append(container.duration / av.time_base)
+    return max(candidates)
+
+
+def _stream_start(stream: av.video.stream.VideoStream) -> float:
+    if stream.start_time is None or stream.time_base is None:
+        return 0.0
+    return float(stream.start_time * stream.time_base)
+
+
+def probe(uri: str) -> VideoInfo:
+    """Read a video's duration, frame rate, displayed size and rotation; decodes one frame to prove
+    the stream is decodable. Raises VideoError naming the file and the reason."""
+    uri = str(uri)
+    with _open_container(uri) as container:
+        stream = _video_stream(container, uri)
+        first = _first_frame(container, stream, uri)
+        rotation = _stream_rotation(stream, first)
+        width, height = _display_size(stream)
+        if rotation in (90, 270):
+            width, height = height, width
+        return VideoInfo(
+            uri=uri,
+            duration_s=_declared_duration(container, stream),
+            native_fps=_frame_rate(stream),
+            width=width,
+            height=height,
+            rotation=rotation,
+            n_native_frames=int(stream.frames or 0),
+            codec=stream.codec_context.name,
+        )
+
+
+def _first_frame(container: av.container.InputContainer, stream: av.video.stream.VideoStream, uri: str) -> av.VideoFrame:
+    try:
+        for frame in container.decode(stream):
+            return frame
+    except av.error.FFmpegError as exc:
+        raise VideoError(uri, f"no decodable frames ({exc.strerror or exc})") from exc
+    raise VideoError(uri, "no decodable frames (truncated or corrupt video stream)")
+
+
+# --- decode + sample ----------------------------------------------------------------------------
+
+
+def iter_frames(
+    uri: str,
+    fps: float,
+    max_side: int,
+    start_s: float = 0.0,
+    end_s: Optional[float] = None,
+) -> Iterator[SampledFrame]:
+    """Decode ``uri`` once and yield the first frame at or after each instant start_s + k / fps.
+
+    Times come from pts (seconds from the clip start), so variable frame rate is sampled correctly.
+    Frames not sampled are never colour-converted. Raises VideoError when the file cannot be read,
+    yields no frame, or ends well before its header says (truncated).
+    """
+    uri = str(uri)
+    if fps <= 0:
+        raise ValueError(f"fps must be positive, got {fps}")
+    if max_side <= 0:
+        raise ValueError(f"max_side must be positive, got {max_side}")
+    if end_s is not None and end_s <= start_s:
+        raise ValueError(f"end_s ({end_s}) must be after start_s ({start_s})")
+    with _open_container(uri) as container:
+        stream = _video_stream(container, uri)
+        stream.thread_type = "AUTO"  # frame + slice threads: decoding dominates at low sampling rates
+        native_fps = _frame_rate(stream)
+        stream_start = _stream_start(stream)
+        declared = _declared_duration(container, stream)
+        time_base = stream.time_base or Fraction(1, 1)
+        if start_s > 0:
+            # Seek to the keyframe before start_s; frames before it are decoded but not sampled.
+            container.seek(int((start_s + stream_start) / time_base), stream=stream, backward=True)
+
+        n_sampled = 0
+        n_decoded = 0
+        next_instant = 0.0
+        last_t: Optional[float] = None
+        rotation: Optional[int] = None
+        out_size: Optional[tuple[int, int]] = None
+        try:
+            for frame in container.decode(stream):
+                n_decoded += 1
+                if frame.pts is None:
+                    continue  # no timestamp, no place on the timeline
+                video_t = float(frame.pts * time_base) - stream_start
+                native_idx = (
+                    int(round(video_t * native_fps)) if start_s > 0 and native_fps > 0 else n_decoded - 1
+                )
+                t = video_t - start_s
+                if t < -_PTS_EPSILON_S:
+                    continue
+                if end_s is not None and video_t >= end_s - _PTS_EPSILON_S:
+                    break
+                last_t = t
+                if t < next_instant - _PTS_EPSILON_S:
+                    continue  # not sampled: skip the (costly) colour conversion
+                if rotation is None:
+                    rotation = _stream_rotation(stream, frame)
+                    out_size = scaled_size(*_display_size(stream), max_side)
+                image = frame.reformat(width=out_size[0], height=out_size[1], format="rgb24").to_ndarray()
+                yield SampledFrame(n_sampled, native_idx, max(t, 0.0), rotate_image(image, rotation))
+                n_sampled += 1
+                # One frame covers every instant up to its own time (low native fps or VFR gaps).
+                next_instant = (int(np.floor((t + _PTS_EPSILON_S) * fps)) + 1) / fps
+        except av.error.FFmpegError as exc:
+            if n_sampled == 0:
+                raise VideoError(uri, f"no decodable frames ({exc.strerror or exc})") from exc
+            raise VideoError(uri, f"decoding failed after {last_t:.2f} s ({exc.strerror or exc})") from exc
+        if n_sampled == 0:
+            raise VideoError(uri, "no decodable frames (truncated or corrupt video stream)")
+        if end_s is None and declared > 0 and last_t is not None:
+            decoded_until = last_t + start_s + (1.0 / native_fps if native_fps > 0 else 0.0)
+            tolerance = max(_TRUNCATION_TOLERANCE_S, _TRUNCATION_TOLERANCE_FRACTION * declared)
+            if decoded_until < declared - tolerance:
+                raise VideoError(
+                    uri, f"truncated: frames end at {decoded_until:.2f} s but the header declares {declared:.2f} s"
+                )
+
+
+# --- camera shots -------------------------------------------------------------------------------
+
+
+class ShotDetector:
+    """Streaming scene-cut detection with PySceneDetect's AdaptiveDetector over frames already
+    decoded (no second decode). Push sampled frames in order, then ``shot_ids()``."""
+
+    # Scene scores depend on image content, not resolution; small frames keep this cheap.
+    _WORK_WIDTH = 256
+
+    def __init__(self, fps: float, threshold: float = 3.0, min_seconds: float = 0.6):
+        from scenedetect import AdaptiveDetector
+
+        self.fps = float(fps)
+        self._detector = AdaptiveDetector(adaptive_threshold=threshold, min_scene_len=float(min_seconds))
+        self._cuts: set[int] = set()
+        self._n_frames = 0
+
+    def push(self, frame_idx: int, image: np.ndarray) -> None:
+        """Feed the next sampled frame (RGB uint8); frame_idx must count up from 0."""
+        from scenedetect import FrameTimecode
+
+        if frame_idx != self._n_frames:
+            raise ValueError(f"ShotDetector expects frame {self._n_frames}, got {frame_idx}")
+        height, width = image.shape[:2]
+        if width > self._WORK_WIDTH:
+            small_height = max(1, int(round(height * self._WORK_WIDTH / width)))
+            image = cv2.resize(image, (self._WORK_WIDTH, small_height), interpolation=cv2.INTER_AREA)
+        bgr = np.ascontiguousarray(image[..., ::-1])  # PySceneDetect works on OpenCV's BGR
+        for cut in self._detector.process_frame(FrameTimecode(frame_idx, fps=self.fps), bgr):
+            self._cuts.add(int(cut.frame_num))
+        self._n_frames += 1
+
+    def shot_ids(self) -> np.ndarray:
+        """(n_frames,) int32: 0 for the first shot, +1 after each cut."""
+        starts = np.zeros(self._n_frames, np.int32)
+        for cut in self._cuts:
+            if 0 < cut < self._n_frames:
+                starts[cut] = 1
+        return np.cumsum(starts, dtype=np.int32)
+
+
+def assign_shots(images: list[np.ndarray], fps: float, threshold: float = 3.0, min_seconds: float = 0.6) -> np.ndarray:
+    """Shot id per image of a sampled sequence (see ShotDetector)."""
+    detector = ShotDetector(fps, threshold=threshold, min_seconds=min_seconds)
+    for index, image in enumerate(images):
+        detector.push(index, image)
+    return detector.shot_ids()

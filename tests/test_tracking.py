@@ -1,0 +1,329 @@
+"""Tracking + identity stitching on synthetic scenes with known identities.
+
+People are drawn as a skin-coloured head over a shirt-coloured body on a noisy background; their
+appearance descriptors are computed from the drawn frames, so the colour path is the real one.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import numpy as np
+import pytest
+
+from detectors.observation import FrameObservations
+from pipeline.config import Config
+from tracking.appearance import DESCRIPTOR_SIZE, appearance_descriptors, appearance_distance, torso_boxes
+from tracking.gaze_gaps import fill_gaze_gaps
+from tracking.stitching import Tracklet, assign_person_ids, plausible_motion
+from tracking.tracker import make_tracker, track_shot
+
+FPS = 10.0
+WIDTH, HEIGHT = 320, 180
+SHIRTS = {
+    "red": (200, 30, 30),
+    "green": (30, 160, 40),
+    "blue": (30, 60, 200),
+    "yellow": (220, 200, 30),
+}
+
+
+@dataclass
+class Person:
+    name: str
+    shirt: str
+    path: Callable[[float], Optional[tuple[float, float]]]  # t -> box centre (normalised) or None = unseen
+    size: tuple[float, float] = (0.12, 0.5)  # normalised width, height
+
+
+def _render(t: float, people: list[Person], rng: np.random.Generator):
+    image = rng.integers(90, 130, size=(HEIGHT, WIDTH, 3), dtype=np.uint8)
+    boxes, names = [], []
+    for person in people:
+        centre = person.path(t)
+        if centre is None:
+            continue
+        w, h = person.size
+        box = np.array([centre[0] - w / 2, centre[1] - h / 2, centre[0] + w / 2, centre[1] + h / 2], np.float32)
+        x1, y1, x2, y2 = (np.clip(box, 0, 1) * [WIDTH, HEIGHT, WIDTH, HEIGHT]).astype(int)
+        head_bottom = y1 + (y2 - y1) // 5
+        image[y1:head_bottom, x1 + (x2 - x1) // 4 : x2 - (x2 - x1) // 4] = (225, 180, 150)
+        image[head_bottom:y2, x1:x2] = SHIRTS[person.shirt]
+        boxes.append(np.clip(box, 0, 1))
+        names.append(person.name)
+    return image, boxes, names
+
+
+def _scene(people: list[Person], duration: float, cut_at: Optional[float] = None, seed: int = 0):
+    """Observations, times, shot ids and the true name of every row."""
+    rng = np.random.default_rng(seed)
+    times = np.round(np.arange(0, duration, 1 / FPS), 6)
+    observations, truth = [], []
+    for t in times:
+        image, boxes, names = _render(t, people, rng)
+        xyxy = np.array(boxes, np.float32).reshape(-1, 4)
+        xyxy += rng.normal(0, 0.002, xyxy.shape).astype(np.float32)  # detector jitter
+        observations.append(
+            FrameObservations(
+                xyxy=xyxy,
+                confidence=np.full(len(xyxy), 0.85, np.float32),
+                appearance=appearance_descriptors(image, xyxy),
+            )
+        )
+        truth.append(names)
+    shots = np.zeros(len(times), np.int32) if cut_at is None else (times >= cut_at).astype(np.int32)
+    return observations, times, shots, truth
+
+
+def _identities(result: list[FrameObservations], observations, truth) -> dict[str, set[int]]:
+    """Person ids each true person received (rows matched back by box)."""
+    ids: dict[str, set[int]] = {}
+    for out, original, names in zip(result, observations, truth):
+        for box, person_id in zip(out.xyxy, out.tracker_id):
+            row = int(np.argmin(np.abs(original.xyxy - box).sum(axis=1)))
+            ids.setdefault(names[row], set()).add(int(person_id))
+    return ids
+
+
+def _still(x: float, y: float = 0.5, visible=lambda t: True):
+    return lambda t: (x, y) if visible(t) else None
+
+
+def _walk(x0: float, speed: float, y: float = 0.5, visible=lambda t: True):
+    return lambda t: (x0 + speed * t, y) if visible(t) else None
+
+
+CONFIG = Config().replace(sampling={"fps": FPS})
+
+
+def test_identity_survives_an_occlusion_longer_than_the_track_buffer() -> None:
+    people = [
+        Person("walker", "red", _walk(0.15, 0.08, visible=lambda t: not 1.0 <= t < 4.5)),  # hidden 3.5 s
+        Person("stander", "blue", _still(0.85)),
+    ]
+    observations, times, shots, truth = _scene(people, 6.0)
+    result = assign_person_ids(observations, times, shots, CONFIG)
+    ids = _identities(result, observations, truth)
+    assert ids == {"walker": {0}, "stander": {1}}
+    assert sum(len(r) for r in result) == sum(len(o) for o in observations)
+
+
+def test_crossing_people_keep_their_ids() -> None:
+    people = [
+        Person("left_to_right", "green", _walk(0.1, 0.2)),
+        Person("right_to_left", "yellow", _walk(0.9, -0.2, y=0.55)),
+    ]
+    observations, times, shots, truth = _scene(people, 4.0)
+    result = assign_person_ids(observations, times, shots, CONFIG)
+    assert _identities(result, observations, truth) == {"left_to_right": {0}, "right_to_left": {1}}
+
+
+def test_crossing_with_occlusion_keeps_ids() -> None:
+    # the nearer person hides the other one completely while they pass
+    people = [
+        Person("near", "red", _walk(0.1, 0.2), size=(0.16, 0.6)),
+        Person("far", "blue", _walk(0.9, -0.2, visible=lambda t: not 1.6 <= t < 2.6)),
+    ]
+    observations, times, shots, truth = _scene(people, 4.0)
+    result = assign_person_ids(observations, times, shots, CONFIG)
+    assert _identities(result, observations, truth) == {"near": {0}, "far": {1}}
+
+
+def test_identity_is_restored_across_a_scene_cut() -> None:
+    # after the cut the camera looks from the other side: the two swap sides and change size
+    people = [
+        Person("red", "red", lambda t: (0.25, 0.5) if t < 2.0 else (0.7, 0.55)),
+        Person("blue", "blue", lambda t: (0.75, 0.5) if t < 2.0 else (0.3, 0.45)),
+    ]
+    observations, times, shots, truth = _scene(people, 4.0, cut_at=2.0)
+    result = assign_person_ids(observations, times, shots, CONFIG)
+    assert _identities(result, observations, truth) == {"red": {0}, "blue": {1}}
+
+
+def test_different_people_in_the_same_place_are_never_merged() -> None:
+    # red leaves, and a second later green appears where red stood
+    people = [
+        Person("red", "red", _still(0.5, visible=lambda t: t < 2.0)),
+        Person("green", "green", _still(0.5, visible=lambda t: t >= 3.0)),
+    ]
+    observations, times, shots, truth = _scene(people, 5.0)
+    result = assign_person_ids(observations, times, shots, CONFIG)
+    assert _identities(result, observations, truth) == {"red": {0}, "green": {1}}
+
+
+def test_same_shirt_but_impossible_jump_is_not_merged() -> None:
+    people = [
+        Person("first", "red", _still(0.1, visible=lambda t: t < 2.0)),
+        Person("second", "red", _still(0.9, visible=lambda t: t >= 2.2)),
+    ]
+    observations, times, shots, truth = _scene(people, 4.0)
+    result = assign_person_ids(observations, times, shots, CONFIG)
+    assert _identities(result, observations, truth) == {"first": {0}, "second": {1}}
+
+
+def test_same_shirt_seen_together_is_never_merged() -> None:
+    people = [Person("a", "red", _still(0.3)), Person("b", "red", _still(0.7))]
+    observations, times, shots, truth = _scene(people, 2.0)
+    result = assign_person_ids(observations, times, shots, CONFIG)
+    assert _identities(result, observations, truth) == {"a": {0}, "b": {1}}
+    for frame in result:
+        assert len(set(frame.tracker_id.tolist())) == len(frame)
+
+
+def test_ids_are_zero_based_by_first_appearance_and_short_tracks_dropped() -> None:
+    people = [
+        Person("late", "yellow", _still(0.15, visible=lambda t: t >= 2.0)),
+        Person("right", "blue", _still(0.8)),
+        Person("left", "green", _still(0.45)),
+        Person("blip", "red", _still(0.6, y=0.3, visible=lambda t: 1.0 <= t < 1.2)),  # 0.2 s < 0.3 s
+    ]
+    observations, times, shots, truth = _scene(people, 3.0)
+    result = assign_person_ids(observations, times, shots, CONFIG)
+    ids = _identities(result, observations, truth)
+    assert ids == {"left": {0}, "right": {1}, "late": {2}}
+
+
+def test_low_sampling_rate_uses_track_buffer_in_seconds() -> None:
+    config = CONFIG.replace(tracking={"track_buffer_seconds": 2.0})
+    assert make_tracker(config.tracking, fps=2.0).max_frames_lost == 4
+    assert make_tracker(config.tracking, fps=10.0).max_frames_lost == 20
+    assert type(make_tracker(config.replace(tracking={"tracker": "botsort"}).tracking, fps=2.0)).__name__ == "BOTSORT"
+    with pytest.raises(ValueError, match="unknown tracker"):
+        make_tracker(config.replace(tracking={"tracker": "sort"}).tracking, fps=2.0)
+
+
+@pytest.mark.parametrize("tracker", ["bytetrack", "botsort"])
+def test_tracker_labels_every_row_from_the_first_frame(tracker: str) -> None:
+    people = [Person("a", "red", _walk(0.2, 0.05)), Person("b", "blue", _still(0.7, visible=lambda t: t >= 0.5))]
+    observations, times, _, _ = _scene(people, 2.0)
+    config = CONFIG.replace(tracking={"tracker": tracker}).tracking
+    ids = track_shot(observations, config, fps=FPS)
+    assert all(len(i) == len(o) and (i >= 1).all() for i, o in zip(ids, observations))
+    assert len({int(i[0]) for i in ids}) == 1  # "a" keeps one tracklet id
+    assert ids[5].tolist()[1] not in {int(i[0]) for i in ids}  # "b" is born at 0.5 s with its own id
+
+
+def test_bad_arguments_are_rejected() -> None:
+    observations, times, shots, _ = _scene([Person("a", "red", _still(0.5))], 1.0)
+    with pytest.raises(ValueError, match="times"):
+        assign_person_ids(observations, times[:-1], shots, CONFIG)
+    with pytest.raises(ValueError, match="increasing"):
+        assign_person_ids(observations, times[::-1].copy(), shots, CONFIG)
+
+
+def test_empty_and_personless_clips() -> None:
+    assert assign_person_ids([], np.zeros(0), np.zeros(0, np.int32), CONFIG) == []
+    nobody = [FrameObservations.empty() for _ in range(5)]
+    result = assign_person_ids(nobody, np.arange(5) / FPS, np.zeros(5, np.int32), CONFIG)
+    assert [len(r) for r in result] == [0] * 5
+
+
+# --- appearance and motion gate ------------------------------------------------------------------
+
+
+def test_appearance_descriptor_separates_shirt_colours() -> None:
+    rng = np.random.default_rng(1)
+    people = [Person(c, c, _still(x)) for c, x in zip(SHIRTS, (0.15, 0.38, 0.62, 0.85))]
+    image, boxes, _ = _render(0.0, people, rng)
+    descriptors = appearance_descriptors(image, np.array(boxes))
+    assert descriptors.shape == (4, DESCRIPTOR_SIZE)
+    np.testing.assert_allclose(descriptors.sum(axis=1), 1.0, rtol=1e-5)
+    image2, boxes2, _ = _render(0.0, people, np.random.default_rng(2))
+    distance = appearance_distance(descriptors, appearance_descriptors(image2, np.array(boxes2)))
+    assert np.all(np.diag(distance) < 0.1)
+    off_diagonal = distance[~np.eye(4, dtype=bool)]
+    assert np.all(off_diagonal > 0.6)
+
+
+def test_appearance_of_unseen_people_is_unknown() -> None:
+    image = np.zeros((100, 100, 3), np.uint8)
+    descriptors = appearance_descriptors(image, np.array([[0.5, 0.5, 0.51, 0.51], [1.2, 1.2, 1.5, 1.5]]))
+    assert not descriptors.any()
+    assert np.isnan(appearance_distance(descriptors, descriptors)).all()
+    assert appearance_descriptors(image, np.zeros((0, 4))).shape == (0, DESCRIPTOR_SIZE)
+
+
+def test_torso_comes_from_shoulders_and_hips_when_visible() -> None:
+    keypoints = np.zeros((1, 17, 3), np.float32)
+    keypoints[0, [5, 6, 11, 12]] = [[0.6, 0.3, 0.9], [0.4, 0.3, 0.9], [0.58, 0.7, 0.9], [0.42, 0.7, 0.9]]
+    torso = torso_boxes(np.array([[0.2, 0.1, 0.8, 0.9]]), keypoints)[0]
+    np.testing.assert_allclose(torso, [0.42, 0.34, 0.58, 0.7], atol=1e-6)
+    no_pose = torso_boxes(np.array([[0.2, 0.1, 0.8, 0.9]]), np.zeros((1, 17, 3), np.float32))[0]
+    np.testing.assert_allclose(no_pose, [0.32, 0.26, 0.68, 0.58], atol=1e-6)
+
+
+def _tracklet(times, centres, width=0.1):
+    times = np.asarray(times, float)
+    centres = np.asarray(centres, float)
+    boxes = np.concatenate([centres - [width / 2, 0.2], centres + [width / 2, 0.2]], axis=1)
+    return Tracklet(0, np.arange(len(times)), times, boxes, np.zeros(DESCRIPTOR_SIZE))
+
+
+def test_motion_gate_extrapolates_velocity_over_the_gap() -> None:
+    config = Config().tracking
+    moving = _tracklet([0.0, 0.5, 1.0], [[0.1, 0.5], [0.2, 0.5], [0.3, 0.5]])  # 0.2 / s to the right
+    ahead = _tracklet([2.0, 2.5], [[0.5, 0.5], [0.6, 0.5]])
+    behind = _tracklet([2.0, 2.5], [[0.9, 0.5], [0.9, 0.5]])
+    assert plausible_motion(moving, ahead, config)
+    assert not plausible_motion(moving, behind, config)
+
+
+# --- gaze gap filling ----------------------------------------------------------------------------
+
+
+def _gaze_track(measured: list[bool], shots=None, fps: float = 10.0):
+    """One person in every frame, gaze measured where ``measured`` is True, turning steadily right."""
+    observations = []
+    for k, has_gaze in enumerate(measured):
+        angle = 0.1 * k
+        frame = FrameObservations(
+            xyxy=[[0.4, 0.2, 0.6, 0.9]],
+            confidence=[0.9],
+            head_xyxy=[[0.45 + 0.01 * k, 0.2, 0.55 + 0.01 * k, 0.3]],
+            tracker_id=[0],
+        )
+        if has_gaze:
+            frame.gaze_dir[0] = [np.sin(angle), 0.0, np.cos(angle)]
+            frame.gaze_origin[0] = [0.5 + 0.01 * k, 0.25]
+            frame.gaze_conf[0] = 0.8
+            frame.gaze_source[0] = "face_mesh"
+        observations.append(frame)
+    times = np.arange(len(measured)) / fps
+    shots = np.zeros(len(measured), np.int32) if shots is None else np.asarray(shots, np.int32)
+    return observations, times, shots
+
+
+def test_short_gaze_gaps_are_interpolated() -> None:
+    measured = [True] * 3 + [False] * 3 + [True] * 3  # 0.3 s gap at 10 fps
+    observations, times, shots = _gaze_track(measured)
+    filled = fill_gaze_gaps(observations, times, shots, Config().gaze)
+    assert [bool(f[0]) for f in filled] == [not m for m in measured]
+    for k in range(3, 6):
+        frame = observations[k]
+        np.testing.assert_allclose(frame.gaze_dir[0], [np.sin(0.1 * k), 0, np.cos(0.1 * k)], atol=2e-3)
+        np.testing.assert_allclose(frame.gaze_origin[0], [0.5 + 0.01 * k, 0.25], atol=1e-6)
+        assert frame.gaze_conf[0] == pytest.approx(0.8) and frame.gaze_source[0] == "face_mesh"
+
+
+def test_medium_gaze_gaps_carry_forward_with_decaying_confidence() -> None:
+    measured = [True] * 2 + [False] * 7 + [True]  # 0.7 s gap: carried, not interpolated
+    observations, times, shots = _gaze_track(measured)
+    filled = fill_gaze_gaps(observations, times, shots, Config().gaze)
+    assert all(f[0] for f in filled[2:9])
+    confidences = [float(observations[k].gaze_conf[0]) for k in range(2, 9)]
+    assert all(0 < c < 0.8 for c in confidences) and np.all(np.diff(confidences) < 0)
+    for k in range(2, 9):  # the last measured direction, origin moving with the head
+        np.testing.assert_allclose(observations[k].gaze_dir[0], observations[1].gaze_dir[0])
+        np.testing.assert_allclose(observations[k].gaze_origin[0], [0.5 + 0.01 * k, 0.25], atol=1e-6)
+
+
+def test_long_gaps_gaps_before_the_first_measurement_and_cuts_stay_empty() -> None:
+    measured = [False] * 2 + [True] * 2 + [False] * 12 + [True] * 2 + [False] * 2 + [True]
+    shots = [0] * 18 + [1] * 3  # the cut falls inside the last short gap
+    observations, times, shot_ids = _gaze_track(measured, shots)
+    filled = fill_gaze_gaps(observations, times, shot_ids, Config().gaze)
+    flags = [bool(f[0]) for f in filled]
+    assert flags[:2] == [False, False]  # nothing to carry yet
+    assert not any(flags[4:16])  # 1.2 s > carry_max_seconds
+    assert flags[18:20] == [False, False]  # first frames of a new shot: not bridged from the old one
+    assert all(observations[k].gaze_conf[0] == 0 for k in (0, 1, *range(4, 16), 18, 19))

@@ -1,0 +1,231 @@
+"""Video I/O: probing, pts-based sampling, rotation, scene cuts and clear errors for bad files."""
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+
+import av
+import numpy as np
+import pytest
+
+from pipeline.video import (
+    ShotDetector,
+    VideoError,
+    assign_shots,
+    iter_frames,
+    probe,
+    rotate_image,
+    rotation_from_display_matrix,
+    scaled_size,
+)
+
+CLIPS = {
+    # name: (native frames, width, height, native fps)
+    "atd_kitchen.mp4": (101, 1280, 720, 30.0),
+    "tvhid_highfive_0018.avi": (68, 544, 416, 25.0),
+    "tvhid_highfive_0005.avi": (77, 624, 352, 23.976),
+    "tvhid_handshake_0001.avi": (50, 624, 352, 23.976),
+}
+
+
+def _write_video(path: Path, frames: list[np.ndarray], pts: list[int], time_base: Fraction, rotation_ccw: int = 0) -> None:
+    """Write RGB frames with the given pts (H.264 in MP4) and optional display-matrix rotation."""
+    height, width = frames[0].shape[:2]
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream("libx264", rate=int(round(1 / time_base)) if time_base < 1 else 25)
+        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+        stream.time_base = time_base
+        stream.codec_context.time_base = time_base
+        if rotation_ccw:
+            stream.set_display_rotation(rotation_ccw)
+        for image, p in zip(frames, pts):
+            frame = av.VideoFrame.from_ndarray(image, format="rgb24")
+            frame.pts = p
+            frame.time_base = time_base
+            for packet in stream.encode(frame):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+
+
+# --- real clips ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(CLIPS))
+def test_probe_reads_real_clips(media_dir: Path, name: str) -> None:
+    n_frames, width, height, fps = CLIPS[name]
+    info = probe(str(media_dir / name))
+    assert (info.width, info.height, info.rotation) == (width, height, 0)
+    assert info.native_fps == pytest.approx(fps, rel=1e-3)
+    assert info.n_native_frames == n_frames
+    assert info.duration_s == pytest.approx(n_frames / fps, abs=0.05)
+
+
+@pytest.mark.parametrize("name", sorted(CLIPS))
+@pytest.mark.parametrize("fps", [2.0, 10.0])
+def test_sampling_count_and_times_follow_pts(media_dir: Path, name: str, fps: float) -> None:
+    info = probe(str(media_dir / name))
+    frames = list(iter_frames(str(media_dir / name), fps=fps, max_side=480))
+    assert abs(len(frames) - info.duration_s * fps) <= 1
+    times = np.array([f.t for f in frames])
+    assert np.all(np.diff(times) > 0)
+    assert [f.frame_idx for f in frames] == list(range(len(frames)))
+    native = np.array([f.native_frame_idx for f in frames])
+    assert np.all(np.diff(native) > 0)
+    # pts-based: each sample is the first native frame at or after its instant, so it lies within
+    # one native frame period after k / fps (unless one native frame covers several instants)
+    period = 1.0 / info.native_fps
+    for frame in frames[1:]:
+        instant = np.ceil(frame.t * fps - 1e-6) / fps
+        assert frame.t - instant < period + 1e-3
+    if name == "atd_kitchen.mp4":  # every frame decodes, so decoded index = pts x rate
+        for frame in frames:
+            assert frame.t == pytest.approx(frame.native_frame_idx / info.native_fps, abs=1e-3)
+    image = frames[0].image
+    assert image.dtype == np.uint8 and image.shape[2] == 3 and max(image.shape[:2]) == 480
+
+
+def test_images_are_rgb_and_never_upscaled(media_dir: Path) -> None:
+    frames = list(iter_frames(str(media_dir / "tvhid_highfive_0018.avi"), fps=2, max_side=4000))
+    assert frames[0].image.shape == (416, 544, 3)
+    first = next(iter(av.open(str(media_dir / "tvhid_highfive_0018.avi")).decode(video=0)))
+    np.testing.assert_array_equal(frames[0].image, first.to_ndarray(format="rgb24"))
+
+
+def test_segment_times_are_from_clip_start(media_dir: Path) -> None:
+    uri = str(media_dir / "atd_kitchen.mp4")
+    frames = list(iter_frames(uri, fps=10, max_side=320, start_s=1.0, end_s=2.0))
+    assert len(frames) == 10
+    assert frames[0].t == pytest.approx(0.0, abs=1e-3)
+    assert frames[0].native_frame_idx == 30
+    assert frames[-1].t == pytest.approx(0.9, abs=0.04)
+
+
+def test_file_uri_through_pyarrow_fs(media_dir: Path) -> None:
+    uri = (media_dir / "tvhid_handshake_0001.avi").resolve().as_uri()
+    assert probe(uri).n_native_frames == 50
+    assert len(list(iter_frames(uri, fps=2, max_side=320))) == 5
+
+
+# --- synthetic: variable frame rate, rotation ---------------------------------------------------
+
+
+def test_variable_frame_rate_is_sampled_by_pts(tmp_path: Path) -> None:
+    # 1 ms ticks; frames every 40 ms for the first second, then every 200 ms for two seconds
+    pts_ms = list(range(0, 1000, 40)) + list(range(1000, 3001, 200))
+    frames = [np.full((48, 64, 3), (i * 9) % 256, np.uint8) for i in range(len(pts_ms))]
+    path = tmp_path / "vfr.mp4"
+    _write_video(path, frames, pts_ms, Fraction(1, 1000))
+
+    sampled = list(iter_frames(str(path), fps=10, max_side=64))
+    times_ms = [round(f.t * 1000) for f in sampled]
+    # first pts at or after each 100 ms instant; in the 200 ms part one frame covers two instants
+    expected = [0, 120, 200, 320, 400, 520, 600, 720, 800, 920] + list(range(1000, 3001, 200))
+    assert times_ms == expected
+    assert [f.native_frame_idx for f in sampled] == [pts_ms.index(t) for t in expected]
+
+
+@pytest.mark.parametrize("rotation_ccw, expected_cw", [(90, 270), (-90, 90), (180, 180)])
+def test_rotation_metadata_is_applied(tmp_path: Path, rotation_ccw: int, expected_cw: int) -> None:
+    image = np.zeros((32, 64, 3), np.uint8)
+    image[:, :16] = 255  # white band on the left of the stored frame
+    path = tmp_path / "rotated.mp4"
+    _write_video(path, [image] * 5, [0, 1, 2, 3, 4], Fraction(1, 10), rotation_ccw=rotation_ccw)
+
+    info = probe(str(path))
+    assert info.rotation == expected_cw
+    shown = next(iter_frames(str(path), fps=10, max_side=64)).image
+    white = shown.mean(axis=2) > 128
+    if expected_cw == 270:  # stored left edge ends at the bottom
+        assert (info.width, info.height) == (32, 64) and white[-10:].all() and not white[:40].any()
+    elif expected_cw == 90:  # stored left edge ends at the top (portrait phone video)
+        assert (info.width, info.height) == (32, 64) and white[:10].all() and not white[-40:].any()
+    else:  # upside down: left edge ends at the right
+        assert (info.width, info.height) == (64, 32) and white[:, -10:].all() and not white[:, :40].any()
+
+
+def test_rotation_helpers() -> None:
+    assert [rotation_from_display_matrix(d) for d in (0, 90, -90, 180, -180, 270)] == [0, 270, 90, 180, 180, 90]
+    image = np.arange(6).reshape(2, 3, 1)
+    assert rotate_image(image, 90)[:, :, 0].tolist() == [[3, 0], [4, 1], [5, 2]]
+    assert scaled_size(1280, 720, 960) == (960, 540)
+    assert scaled_size(320, 200, 960) == (320, 200)
+
+
+# --- scene cuts ---------------------------------------------------------------------------------
+
+
+def test_shot_detector_finds_the_cut_between_two_clips(media_dir: Path) -> None:
+    first = [f.image for f in iter_frames(str(media_dir / "atd_kitchen.mp4"), fps=10, max_side=320)]
+    second = [f.image for f in iter_frames(str(media_dir / "tvhid_highfive_0005.avi"), fps=10, max_side=320)]
+    second = [np.ascontiguousarray(img[: first[0].shape[0], : first[0].shape[1]]) for img in second]
+    shots = assign_shots(first + second, fps=10, threshold=3.0, min_seconds=0.6)
+    assert shots.dtype == np.int32
+    assert shots[: len(first)].tolist() == [0] * len(first)
+    assert shots[len(first) :].tolist() == [1] * len(second)
+
+
+def test_shot_detector_needs_frames_in_order() -> None:
+    detector = ShotDetector(fps=2)
+    with pytest.raises(ValueError, match="expects frame 0"):
+        detector.push(3, np.zeros((8, 8, 3), np.uint8))
+
+
+# --- bad input ----------------------------------------------------------------------------------
+
+
+def _audio_only(path: Path) -> None:
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream("aac", rate=16000)
+        samples = (np.sin(np.linspace(0, 400, 16000)) * 0.1).astype(np.float32)[None]
+        frame = av.AudioFrame.from_ndarray(samples, format="fltp", layout="mono")
+        frame.sample_rate = 16000
+        for packet in stream.encode(frame):
+            container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+
+
+def _bad_inputs(tmp_path: Path, media_dir: Path) -> dict[str, tuple[Path, str]]:
+    zero = tmp_path / "zero.mp4"
+    zero.write_bytes(b"")
+    text = tmp_path / "notes.mp4"
+    text.write_text("this is a shopping list, not a video\n" * 20)
+    audio = tmp_path / "audio_only.mp4"
+    _audio_only(audio)
+    cases = {
+        "missing": (tmp_path / "missing.mp4", "file not found"),
+        "zero": (zero, "empty file"),
+        "text": (text, "not a readable video"),
+        "audio": (audio, "no video stream"),
+        "directory": (tmp_path, "not a file"),
+    }
+    for name in ("atd_kitchen.mp4", "tvhid_highfive_0018.avi"):
+        data = (media_dir / name).read_bytes()
+        truncated = tmp_path / f"truncated_{name}"
+        truncated.write_bytes(data[: int(len(data) * 0.3)])
+        cases[f"truncated {name}"] = (truncated, "truncated")
+    return cases
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["missing", "zero", "text", "audio", "directory", "truncated atd_kitchen.mp4", "truncated tvhid_highfive_0018.avi"],
+)
+def test_bad_input_raises_video_error_naming_file_and_reason(tmp_path: Path, media_dir: Path, case: str) -> None:
+    path, reason = _bad_inputs(tmp_path, media_dir)[case]
+    with pytest.raises(VideoError) as caught:
+        probe(str(path))
+        list(iter_frames(str(path), fps=2, max_side=320))  # probe may pass a truncated AVI; decoding may not
+    message = str(caught.value)
+    assert message.startswith(f"{path}: ")
+    assert reason in message
+    assert caught.value.uri == str(path)
+
+
+def test_bad_arguments_are_rejected(media_dir: Path) -> None:
+    uri = str(media_dir / "atd_kitchen.mp4")
+    with pytest.raises(ValueError, match="fps"):
+        next(iter_frames(uri, fps=0, max_side=320))
+    with pytest.raises(ValueError, match="end_s"):
+        next(iter_frames(uri, fps=2, max_side=320, start_s=2.0, end_s=1.0))

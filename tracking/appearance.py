@@ -1,0 +1,107 @@
+"""Appearance descriptors for re-identification: a colour histogram of each person's torso.
+
+Clothing colour is what stays the same when a person turns away, is occluded or reappears after a
+cut, and it costs microseconds per person (no re-id network to load). The descriptor is a normalised
+hue-saturation histogram plus a coarse brightness histogram (for black/white/grey clothing, where hue
+is meaningless); two descriptors are compared with the Bhattacharyya (Hellinger) distance in [0, 1].
+An all-zero descriptor means "not seen" (crop too small or off-frame).
+"""
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from detectors.observation import LEFT_HIP, LEFT_SHOULDER, RIGHT_HIP, RIGHT_SHOULDER
+
+HUE_BINS, SATURATION_BINS, VALUE_BINS = 12, 4, 6
+DESCRIPTOR_SIZE = HUE_BINS * SATURATION_BINS + VALUE_BINS
+_MIN_CROP_PIXELS = 6  # a torso narrower or shorter than this (in pixels) gives no descriptor
+_CROP_WORK_SIDE = 48  # crops are shrunk to at most this many pixels a side before the histogram
+_KEYPOINT_MIN_SCORE = 0.3
+# Below this saturation or brightness a pixel's hue is noise: it only counts in the brightness part.
+_CHROMATIC_MIN_SATURATION, _CHROMATIC_MIN_VALUE = 40, 40
+
+
+def torso_boxes(xyxy: np.ndarray, keypoints: np.ndarray | None = None) -> np.ndarray:
+    """(N, 4) normalised torso boxes: between shoulders and hips when the pose shows them, else the
+    band of the person box below the head (20-60 % of its height, central 60 % of its width)."""
+    xyxy = np.asarray(xyxy, np.float32).reshape(-1, 4)
+    width = xyxy[:, 2] - xyxy[:, 0]
+    height = xyxy[:, 3] - xyxy[:, 1]
+    torso = np.stack(
+        [
+            xyxy[:, 0] + 0.2 * width,
+            xyxy[:, 1] + 0.2 * height,
+            xyxy[:, 2] - 0.2 * width,
+            xyxy[:, 1] + 0.6 * height,
+        ],
+        axis=1,
+    )
+    if keypoints is None or len(keypoints) == 0:
+        return torso
+    shoulders = keypoints[:, [LEFT_SHOULDER, RIGHT_SHOULDER]]
+    hips = keypoints[:, [LEFT_HIP, RIGHT_HIP]]
+    shoulders_seen = np.all(shoulders[..., 2] >= _KEYPOINT_MIN_SCORE, axis=1) & np.all(np.isfinite(shoulders[..., :2]), axis=(1, 2))
+    hips_seen = np.all(hips[..., 2] >= _KEYPOINT_MIN_SCORE, axis=1) & np.all(np.isfinite(hips[..., :2]), axis=(1, 2))
+    for i in np.flatnonzero(shoulders_seen):
+        x_left, x_right = np.sort(shoulders[i, :, 0])
+        shoulder_y = float(shoulders[i, :, 1].mean())
+        span = max(x_right - x_left, 1e-3)
+        bottom = float(hips[i, :, 1].mean()) if hips_seen[i] else shoulder_y + 1.2 * span
+        if bottom <= shoulder_y:  # bent over or lying: fall back to the box band
+            continue
+        inset = 0.1 * span  # stay inside the shirt, off the arms
+        torso[i] = [x_left + inset, shoulder_y + 0.1 * (bottom - shoulder_y), x_right - inset, bottom]
+    return torso
+
+
+def appearance_descriptors(image: np.ndarray, xyxy: np.ndarray, keypoints: np.ndarray | None = None) -> np.ndarray:
+    """(N, DESCRIPTOR_SIZE) float32 histograms (each sums to 1, or all zero when not seen) of the
+    torsos of the people with normalised boxes ``xyxy`` in an RGB uint8 ``image``."""
+    boxes = torso_boxes(xyxy, keypoints)
+    out = np.zeros((len(boxes), DESCRIPTOR_SIZE), np.float32)
+    if len(boxes) == 0:
+        return out
+    height, width = image.shape[:2]
+    scale = np.array([width, height, width, height], np.float32)
+    pixel_boxes = np.nan_to_num(boxes * scale)
+    for i, (x1, y1, x2, y2) in enumerate(pixel_boxes):
+        x1, x2 = int(np.clip(round(x1), 0, width)), int(np.clip(round(x2), 0, width))
+        y1, y2 = int(np.clip(round(y1), 0, height)), int(np.clip(round(y2), 0, height))
+        if x2 - x1 < _MIN_CROP_PIXELS or y2 - y1 < _MIN_CROP_PIXELS:
+            continue
+        out[i] = _histogram(image[y1:y2, x1:x2])
+    return out
+
+
+def _histogram(crop: np.ndarray) -> np.ndarray:
+    height, width = crop.shape[:2]
+    shrink = _CROP_WORK_SIDE / max(height, width)
+    if shrink < 1:
+        crop = cv2.resize(crop, (max(1, round(width * shrink)), max(1, round(height * shrink))), interpolation=cv2.INTER_AREA)
+    hsv = cv2.cvtColor(np.ascontiguousarray(crop), cv2.COLOR_RGB2HSV).reshape(-1, 3)
+    hue, saturation, value = hsv[:, 0].astype(np.int32), hsv[:, 1].astype(np.int32), hsv[:, 2].astype(np.int32)
+    chromatic = (saturation >= _CHROMATIC_MIN_SATURATION) & (value >= _CHROMATIC_MIN_VALUE)
+    hue_bin = np.minimum(hue * HUE_BINS // 180, HUE_BINS - 1)  # OpenCV hue is 0..179
+    saturation_bin = np.minimum(saturation * SATURATION_BINS // 256, SATURATION_BINS - 1)
+    colour = np.bincount(
+        (hue_bin * SATURATION_BINS + saturation_bin)[chromatic], minlength=HUE_BINS * SATURATION_BINS
+    )
+    value_bin = np.minimum(value * VALUE_BINS // 256, VALUE_BINS - 1)
+    brightness = np.bincount(value_bin[~chromatic], minlength=VALUE_BINS)
+    histogram = np.concatenate([colour, brightness]).astype(np.float32)
+    return histogram / max(float(histogram.sum()), 1.0)
+
+
+def appearance_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Bhattacharyya (Hellinger) distance between descriptor rows of ``a`` (M, D) and ``b`` (K, D):
+    (M, K) in [0, 1], 0 = same colours. NaN where either descriptor is all zero (not seen)."""
+    a = np.atleast_2d(np.asarray(a, np.float64))
+    b = np.atleast_2d(np.asarray(b, np.float64))
+    a_mass, b_mass = a.sum(axis=1), b.sum(axis=1)
+    a_unit = a / np.where(a_mass > 0, a_mass, 1.0)[:, None]
+    b_unit = b / np.where(b_mass > 0, b_mass, 1.0)[:, None]
+    overlap = np.sqrt(a_unit) @ np.sqrt(b_unit).T  # Bhattacharyya coefficient
+    distance = np.sqrt(np.clip(1.0 - overlap, 0.0, 1.0))
+    distance[(a_mass <= 0)[:, None] | (b_mass <= 0)[None, :]] = np.nan
+    return distance

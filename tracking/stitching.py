@@ -1,0 +1,235 @@
+"""Identity over the whole video: join tracklets into people, then number people by first appearance.
+
+A tracker keeps a person only while boxes overlap frame to frame; occlusions, missed detections, low
+sampling rates and camera cuts break a person into several tracklets. Stitching joins them back:
+
+- never two tracklets that share a frame (one person is in one place at a time);
+- within a camera shot: similar torso colours AND a plausible move over the gap (the end of one
+  tracklet, extrapolated with its velocity, lands near the start of the next);
+- across a cut: colours only (positions are unrelated between shots);
+- greedy, most similar pair first, re-scoring merged groups by their pooled colours.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from detectors.observation import FrameObservations
+from pipeline.config import Config, TrackingConfig
+from tracking.appearance import appearance_distance
+from tracking.tracker import track_shot
+
+_VELOCITY_WINDOW_S = 1.0  # velocity at a tracklet end is measured over its last second
+_EXTRAPOLATE_MAX_S = 1.0  # and trusted for at most this long into a gap
+
+
+@dataclass
+class Tracklet:
+    """One tracker id within one shot: the frames it covers and what it looked like."""
+
+    shot_id: int
+    frames: np.ndarray  # (K,) sampled-frame indices, increasing
+    times: np.ndarray  # (K,) seconds
+    boxes: np.ndarray  # (K, 4) normalised xyxy
+    appearance_sum: np.ndarray  # (D,) sum of the seen descriptors (each sums to 1)
+    rows: list[tuple[int, int]] = field(default_factory=list)  # (frame position, row) in the input
+
+    @property
+    def start(self) -> float:
+        return float(self.times[0])
+
+    @property
+    def end(self) -> float:
+        return float(self.times[-1])
+
+    def centre(self, k: int) -> np.ndarray:
+        return (self.boxes[k, :2] + self.boxes[k, 2:]) / 2
+
+    def end_velocity(self) -> np.ndarray:
+        """Centre velocity (normalised units per second) over the last second of the tracklet."""
+        recent = np.flatnonzero(self.times >= self.end - _VELOCITY_WINDOW_S)
+        first = recent[0]
+        span = self.end - float(self.times[first])
+        if span <= 0:
+            return np.zeros(2)
+        return (self.centre(-1) - self.centre(first)) / span
+
+    def start_velocity(self) -> np.ndarray:
+        early = np.flatnonzero(self.times <= self.start + _VELOCITY_WINDOW_S)
+        last = early[-1]
+        span = float(self.times[last]) - self.start
+        if span <= 0:
+            return np.zeros(2)
+        return (self.centre(last) - self.centre(0)) / span
+
+
+def plausible_motion(earlier: Tracklet, later: Tracklet, config: TrackingConfig) -> bool:
+    """Whether ``later`` can be where ``earlier`` went, within one shot: the start of ``later`` must
+    lie near ``earlier``'s end, either where it stopped or where its velocity carries it (and the
+    same backwards), allowing ``stitch_motion_max`` per second of gap on top of a size-based slack."""
+    gap = max(later.start - earlier.end, 0.0)
+    coast = min(gap, _EXTRAPOLATE_MAX_S)
+    end, start = earlier.centre(-1), later.centre(0)
+    jump = min(
+        float(np.linalg.norm(start - end)),  # stood still
+        float(np.linalg.norm(start - (end + earlier.end_velocity() * coast))),  # kept moving
+        float(np.linalg.norm((start - later.start_velocity() * coast) - end)),  # came from there
+    )
+    widths = [earlier.boxes[-1, 2] - earlier.boxes[-1, 0], later.boxes[0, 2] - later.boxes[0, 0]]
+    allowed = config.stitch_motion_slack * float(max(widths)) + config.stitch_motion_max * gap
+    return jump <= allowed
+
+
+@dataclass
+class _Group:
+    """Tracklets believed to be one person."""
+
+    members: list[Tracklet]
+    frames: set[int]
+    appearance_sum: np.ndarray
+
+    @property
+    def start(self) -> float:
+        return min(t.start for t in self.members)
+
+
+def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig) -> bool:
+    """The motion and gap gates between the time-adjacent tracklets of two groups."""
+    if a.frames & b.frames:
+        return False
+    ordered = sorted([(t, 0) for t in a.members] + [(t, 1) for t in b.members], key=lambda m: m[0].start)
+    for (previous, side_p), (current, side_c) in zip(ordered, ordered[1:]):
+        if side_p == side_c:
+            continue
+        gap = current.start - previous.end
+        if gap > config.stitch_max_gap_seconds:
+            return False
+        if previous.shot_id == current.shot_id:
+            if not plausible_motion(previous, current, config):
+                return False
+        elif np.isnan(distance):
+            return False  # across a cut only colours can vouch for identity
+    return True
+
+
+def stitch_tracklets(tracklets: list[Tracklet], config: TrackingConfig) -> list[list[Tracklet]]:
+    """Group tracklets into people (see module doc). Returns groups, each a list of tracklets."""
+    groups = [_Group([t], set(t.frames.tolist()), t.appearance_sum.astype(np.float64)) for t in tracklets]
+    while len(groups) > 1:
+        distances = appearance_distance(
+            np.stack([g.appearance_sum for g in groups]), np.stack([g.appearance_sum for g in groups])
+        )
+        # Unseen appearance (NaN) may still join within a shot on motion alone, ranked last.
+        ranked = np.where(np.isnan(distances), config.stitch_appearance_max, distances)
+        np.fill_diagonal(ranked, np.inf)
+        ranked[ranked > config.stitch_appearance_max] = np.inf
+        upper = np.triu_indices(len(groups), k=1)
+        order = np.argsort(ranked[upper], kind="stable")
+        merged = False
+        for k in order:
+            if not np.isfinite(ranked[upper][k]):
+                break
+            i, j = int(upper[0][k]), int(upper[1][k])
+            if _can_join(groups[i], groups[j], float(distances[i, j]), config):
+                groups[i] = _Group(
+                    groups[i].members + groups[j].members,
+                    groups[i].frames | groups[j].frames,
+                    groups[i].appearance_sum + groups[j].appearance_sum,
+                )
+                del groups[j]
+                merged = True
+                break
+        if not merged:
+            break
+    return [sorted(g.members, key=lambda t: t.start) for g in groups]
+
+
+def build_tracklets(
+    observations: list[FrameObservations], times: np.ndarray, shot_ids: np.ndarray, config: TrackingConfig, fps: float
+) -> list[Tracklet]:
+    """Run a fresh tracker per shot and collect its tracklets (rows the tracker left unassigned are
+    not part of any tracklet)."""
+    tracklets: list[Tracklet] = []
+    for shot in np.unique(shot_ids):
+        positions = np.flatnonzero(shot_ids == shot)
+        ids_per_frame = track_shot([observations[p] for p in positions], config, fps)
+        by_id: dict[int, list[tuple[int, int]]] = {}
+        for position, ids in zip(positions, ids_per_frame):
+            for row, track_id in enumerate(ids):
+                if track_id >= 0:
+                    by_id.setdefault(int(track_id), []).append((int(position), row))
+        for track_id in sorted(by_id):
+            # The tracker re-finds a lost track by box overlap alone; split at every gap so that
+            # stitching, which also checks colours, decides whether it is the same person.
+            rows = by_id[track_id]
+            breaks = [k for k in range(1, len(rows)) if rows[k][0] != rows[k - 1][0] + 1]
+            for part in np.split(np.arange(len(rows)), breaks):
+                tracklets.append(_make_tracklet(int(shot), [rows[k] for k in part], observations, times))
+    return tracklets
+
+
+def _make_tracklet(
+    shot: int, rows: list[tuple[int, int]], observations: list[FrameObservations], times: np.ndarray
+) -> Tracklet:
+    frames = np.array([p for p, _ in rows])
+    boxes = np.stack([observations[p].xyxy[r] for p, r in rows])
+    appearance = np.sum([observations[p].appearance[r] for p, r in rows], axis=0)
+    return Tracklet(shot, frames, times[frames].astype(np.float64), boxes, appearance, rows)
+
+
+def _sampling_fps(times: np.ndarray, fallback: float) -> float:
+    if len(times) < 2:
+        return fallback
+    step = float(np.median(np.diff(times)))
+    return 1.0 / step if step > 0 else fallback
+
+
+def assign_person_ids(
+    observations: list[FrameObservations], times: np.ndarray, shot_ids: np.ndarray, config: Config
+) -> list[FrameObservations]:
+    """Track, stitch and number people for a whole clip.
+
+    Returns the observations with ``tracker_id`` = person_id (0-based, in order of first appearance,
+    ties left to right), with the rows of people followed for less than ``min_track_seconds`` (summed
+    tracklet spans) and rows no track claimed removed. ``times`` and ``shot_ids`` give each frame's time and camera shot.
+    """
+    times = np.asarray(times, np.float64)
+    shot_ids = np.asarray(shot_ids)
+    if not (len(observations) == len(times) == len(shot_ids)):
+        raise ValueError(
+            f"assign_person_ids: {len(observations)} frames but {len(times)} times and {len(shot_ids)} shot ids"
+        )
+    if len(times) > 1 and np.any(np.diff(times) <= 0):
+        raise ValueError("assign_person_ids: times must be strictly increasing")
+    widths = {o.appearance.shape[1] for o in observations if len(o)}
+    if len(widths) > 1:
+        raise ValueError(f"assign_person_ids: appearance descriptors of different widths {sorted(widths)}")
+    tracking = config.tracking
+    fps = _sampling_fps(times, config.sampling.fps)
+    groups = stitch_tracklets(build_tracklets(observations, times, shot_ids, tracking, fps), tracking)
+
+    # How long a person was followed: the summed spans of their tracklets, so isolated one-frame
+    # detections (at any sampling rate) never make a person on their own.
+    kept = [g for g in groups if sum(t.end - t.start for t in g) >= tracking.min_track_seconds - 1e-6]
+
+    def first_sighting(group: list[Tracklet]) -> tuple[int, float]:
+        first = min(group, key=lambda t: t.frames[0])
+        return int(first.frames[0]), float(first.centre(0)[0])
+
+    kept.sort(key=first_sighting)
+    person_of_row: dict[tuple[int, int], int] = {}
+    for person_id, group in enumerate(kept):
+        for tracklet in group:
+            for key in tracklet.rows:
+                person_of_row[key] = person_id
+
+    result = []
+    for position, frame in enumerate(observations):
+        ids = np.array([person_of_row.get((position, row), -1) for row in range(len(frame))], np.int32)
+        keep = ids >= 0
+        # (FrameObservations cannot select zero rows of a non-empty appearance array: reshape(0, -1))
+        selected = frame[keep] if keep.any() else FrameObservations.empty()
+        selected.tracker_id = ids[keep]
+        result.append(selected)
+    return result
