@@ -241,10 +241,12 @@ def assign_gaze_targets(
         objects, object_id, object_frame = np.zeros((0, 4)), np.zeros(0), np.zeros(0)
     cand = _candidates(
         {
+            # a face the ray passes through wins over hands it also passes through: people look at
+            # faces behind raised hands (a high five) far more often than at hands held before a face
             "heads": (heads, head_owner, head_owner, head_frame, GAZE_PERSON, 0, False, 0),
             # own hands lie on the way to most things one looks at below: others' targets go first
-            "hands": (hands, hand_owner, hand_owner, hand_frame, GAZE_HANDS, 0, True, 1),
-            "objects": (objects, _no_owner(object_id), object_id, object_frame, GAZE_OBJECT, 0, True, 0),
+            "hands": (hands, hand_owner, hand_owner, hand_frame, GAZE_HANDS, 1, True, 2),
+            "objects": (objects, _no_owner(object_id), object_id, object_frame, GAZE_OBJECT, 1, True, 1),
         },
         n,
     )

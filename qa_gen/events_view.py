@@ -1,0 +1,176 @@
+"""A read-only view of one video's events and tracks for question generation.
+
+Everything qa_gen knows about how the events stage encodes a relation lives here (roles, targets, the
+``details`` JSON), so aligning with a change in events/ is a change in this one module.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Iterable, Optional, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from pipeline.schema import EVENTS_SCHEMA, conform
+
+GAZE_GROUP_TYPES = ("mutual_gaze", "joint_attention", "gaze_following", "attention_capture", "gaze_aversion")
+
+
+@dataclass(frozen=True, order=True)
+class Target:
+    """What a gaze or gesture is directed at. ``kind``: person (their face) | hands | object | camera |
+    location (a spot two people look at that holds no detected thing)."""
+
+    kind: str
+    person_id: int = -1  # for person and hands
+    label: str = ""  # for object
+
+    @property
+    def key(self) -> tuple:
+        return (self.kind, self.person_id, self.label)
+
+
+@dataclass(frozen=True)
+class Event:
+    """One events-table row with its roles resolved."""
+
+    event_id: int
+    source: str
+    event_type: str
+    start: float
+    end: float
+    persons: tuple[int, ...]
+    initiator: Optional[int]
+    target: Optional[Target]
+    leader: Optional[int]
+    follower: Optional[int]
+    lag: Optional[float]
+    parents: tuple[int, ...]
+    details: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def duration(self) -> float:
+        return self.end - self.start
+
+    def overlaps(self, a: float, b: float) -> bool:
+        return self.start < b and a < self.end
+
+    @property
+    def actor(self) -> Optional[int]:
+        """The person who does it: gazer, gesturer, leader, or the one who breaks eye contact."""
+        if self.initiator is not None:
+            return self.initiator
+        if self.leader is not None:
+            return self.leader
+        return self.persons[0] if len(self.persons) == 1 else None
+
+
+def _target_of(row: dict, details: dict) -> Optional[Target]:
+    """Resolve an event's target. events/targets.py encodes: a face as target_type person; someone's
+    hands as person + target_label "hands"; an object as object + its label; the camera and a bare
+    location (joint attention on a spot) as none + label "camera" / "location". ``details['target_type']``
+    carries the tracks' finer kind and is used when present."""
+    kind = details.get("target_type") if isinstance(details.get("target_type"), str) else None
+    ttype = row.get("target_type")
+    label = row.get("target_label") or ""
+    pid = row.get("target_person_id")
+    if kind == "camera" or label == "camera":
+        return Target("camera")
+    if kind == "location" or label == "location":
+        return Target("location")
+    if ttype == "person" and pid is not None:
+        return Target("hands" if (kind == "hands" or label == "hands") else "person", int(pid))
+    if ttype == "object":
+        return Target("object", -1, label or "object")
+    return None
+
+
+def read_events(events: pa.Table) -> list[Event]:
+    """Parse an events table (EVENTS_SCHEMA) into Events sorted by (start, event_id)."""
+    table = conform(events, EVENTS_SCHEMA)
+    out = []
+    for row in table.to_pylist():
+        try:
+            details = json.loads(row["details"]) if row["details"] else {}
+        except json.JSONDecodeError as exc:
+            raise ValueError(
+                f"events of video {row['video_id']!r}: event {row['event_id']} has invalid details JSON ({exc})"
+            ) from exc
+        out.append(
+            Event(
+                event_id=int(row["event_id"]),
+                source=row["source"],
+                event_type=row["event_type"],
+                start=float(row["start_time"]),
+                end=float(row["end_time"]),
+                persons=tuple(int(p) for p in row["persons_involved"]),
+                initiator=row["initiator_id"],
+                target=_target_of(row, details),
+                leader=row["leader_id"],
+                follower=row["follower_id"],
+                lag=None if row["lag_seconds"] is None else float(row["lag_seconds"]),
+                parents=tuple(int(p) for p in row["parent_event_ids"]),
+                details=details if isinstance(details, dict) else {},
+            )
+        )
+    out.sort(key=lambda e: (e.start, e.event_id))
+    return out
+
+
+class Presence:
+    """Who is visible when: from the tracks table (one row per sampled frame and person)."""
+
+    def __init__(self, times_by_person: dict[int, np.ndarray], tolerance: float) -> None:
+        self._times = {p: np.sort(t) for p, t in times_by_person.items() if len(t)}
+        self.tolerance = tolerance
+
+    @classmethod
+    def from_tracks(cls, tracks: pa.Table, tolerance: float = 0.5) -> "Presence":
+        if tracks.num_rows == 0:
+            return cls({}, tolerance)
+        pids = np.asarray(tracks.column("person_id").to_numpy(zero_copy_only=False), dtype=int)
+        times = np.asarray(tracks.column("t").to_numpy(zero_copy_only=False), dtype=float)
+        return cls({int(p): times[pids == p] for p in np.unique(pids)}, tolerance)
+
+    @classmethod
+    def from_events(cls, events: Sequence[Event], duration: float, step: float) -> "Presence":
+        """Fallback when no tracks are given: everyone an event names is taken as present throughout."""
+        grid = np.arange(0.0, duration + 1e-9, step)
+        people = sorted({p for e in events for p in _people_of(e)})
+        return cls({p: grid for p in people}, step)
+
+    @property
+    def persons(self) -> list[int]:
+        return sorted(self._times)
+
+    @property
+    def last_time(self) -> float:
+        return max((float(t[-1]) for t in self._times.values()), default=0.0)
+
+    def present(self, person: int, a: float, b: float) -> bool:
+        """Is ``person`` seen at least once within [a, b] (widened by the sampling tolerance)?"""
+        t = self._times.get(int(person))
+        if t is None:
+            return False
+        i = np.searchsorted(t, a - self.tolerance, side="left")
+        return bool(i < len(t) and t[i] <= b + self.tolerance)
+
+    def present_in(self, a: float, b: float, exclude: Iterable[int] = ()) -> list[int]:
+        skip = set(exclude)
+        return [p for p in self.persons if p not in skip and self.present(p, a, b)]
+
+
+def _people_of(event: Event) -> set[int]:
+    people = set(event.persons)
+    for pid in (event.initiator, event.leader, event.follower):
+        if pid is not None:
+            people.add(int(pid))
+    if event.target is not None and event.target.person_id >= 0:
+        people.add(event.target.person_id)
+    return people
+
+
+def people_of(event: Event) -> set[int]:
+    """Every person an event names in any role."""
+    return _people_of(event)

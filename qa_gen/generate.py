@@ -1,0 +1,144 @@
+"""generate_qa: one video's events (+ tracks for who is present when) -> validated QA table."""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Optional
+
+import pyarrow as pa
+
+from pipeline.config import QAConfig
+from pipeline.schema import QA_SCHEMA, empty_table, table_from_rows
+from qa_gen.assemble import build_row
+from qa_gen.candidate import Candidate
+from qa_gen.categories import CATEGORIES, FORMATS
+from qa_gen.context import VideoContext, stable_hash
+from qa_gen.events_view import Presence, read_events
+from qa_gen.templates_cross import CROSS_FAMILIES
+from qa_gen.templates_gaze import GAZE_FAMILIES
+from qa_gen.templates_gesture import GESTURE_FAMILIES
+from qa_gen.validate import ValidationContext, drop_near_duplicates, validate_item
+
+FAMILIES = GAZE_FAMILIES + GESTURE_FAMILIES + CROSS_FAMILIES
+
+
+def _video_id(events: pa.Table, tracks: pa.Table) -> Optional[str]:
+    ids = set()
+    for table in (events, tracks):
+        if table is not None and table.num_rows and "video_id" in table.column_names:
+            column = table.column("video_id")
+            if pa.types.is_dictionary(column.type):
+                column = column.cast(column.type.value_type)
+            ids.update(column.unique().to_pylist())
+    if len(ids) > 1:
+        raise ValueError(f"generate_qa takes one video at a time, got video_ids {sorted(ids)}")
+    return ids.pop() if ids else None
+
+
+def build_context(events: pa.Table, tracks: Optional[pa.Table], config: QAConfig, seed: int,
+                  clip_duration: Optional[float] = None) -> Optional[VideoContext]:
+    """The VideoContext templates read, or None for a video with no events."""
+    video_id = _video_id(events, tracks)
+    if video_id is None or events.num_rows == 0:
+        return None
+    parsed = read_events(events)
+    step = config.time_step_seconds
+    has_tracks = tracks is not None and tracks.num_rows > 0
+    if clip_duration is None:
+        last_track = float(pa.compute.max(tracks.column("t")).as_py()) if has_tracks else 0.0
+        clip_duration = max([last_track] + [e.end for e in parsed])
+    if clip_duration <= 0:
+        raise ValueError(f"video {video_id!r}: clip duration must be positive, got {clip_duration}")
+    presence = (Presence.from_tracks(tracks, tolerance=step) if has_tracks
+                else Presence.from_events(parsed, clip_duration, step))
+    return VideoContext(video_id=video_id, events=parsed, presence=presence, duration=float(clip_duration),
+                        step=step, seed=int(seed), reciprocal_window=config.reciprocal_window_seconds,
+                        response_window=config.response_window_seconds)
+
+
+def candidates_of(ctx: VideoContext) -> list[Candidate]:
+    out: list[Candidate] = []
+    for family in FAMILIES:
+        out.extend(family(ctx))
+    return out
+
+
+def _formats_for(category: str, config: QAConfig) -> tuple[str, ...]:
+    if not config.formats:
+        return (CATEGORIES[category].default_format,)
+    unknown = set(config.formats) - set(FORMATS)
+    if unknown:
+        raise ValueError(f"qa.formats has unknown format(s) {sorted(unknown)}; known: {list(FORMATS)}")
+    return tuple(config.formats)
+
+
+def _cap_per_category(rows: list[dict], limit: int, seed: int) -> list[dict]:
+    """At most ``limit`` items per (category, format), taking question forms in turn so a category's
+    items are not all of one form; which items is fixed by (seed, qa_id)."""
+    groups: dict[tuple, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    for row in rows:
+        groups[(row["category"], row["format"])][row["template"]].append(row)
+    kept = []
+    for key in sorted(groups):
+        queues = [sorted(v, key=lambda r: stable_hash(seed, r["qa_id"])) for _, v in sorted(groups[key].items())]
+        taken = 0
+        while taken < limit and any(queues):
+            for queue in queues:
+                if queue and taken < limit:
+                    kept.append(queue.pop(0))
+                    taken += 1
+    return kept
+
+
+def generate_qa(events: pa.Table, tracks: pa.Table, config: QAConfig, seed: int,
+                clip_duration: float | None = None) -> tuple[pa.Table, dict[str, int]]:
+    """QA items for ONE video (QA_SCHEMA) and how many candidate items were dropped, by reason.
+
+    Deterministic for (seed, video, inputs) and independent of other videos. Answer letters are dealt
+    round-robin over the video's mcq items in an order fixed by (seed, qa_id), from an offset fixed by
+    (seed, video_id): every video is balanced to within one item per letter, so a corpus is too.
+    """
+    ctx = build_context(events, tracks, config, seed, clip_duration)
+    drops: Counter = Counter()
+    if ctx is None:
+        return empty_table(QA_SCHEMA), {}
+    check = ValidationContext(ctx.presence, ctx.duration, frozenset(ctx.by_id), config.time_step_seconds)
+
+    staged: list[tuple[dict, Candidate]] = []
+    seen_ids: set[str] = set()
+    for candidate in candidates_of(ctx):
+        for fmt in _formats_for(candidate.category, config):
+            if fmt == "mcq" and len(candidate.distractors) < 3:
+                drops["too_few_distractors"] += 1
+                continue
+            row = build_row(ctx, candidate, fmt, letter_index=0)
+            if row["qa_id"] in seen_ids:
+                drops["duplicate_id"] += 1
+                continue
+            reason = validate_item(row, check)
+            if reason is not None:
+                drops[reason] += 1
+                continue
+            seen_ids.add(row["qa_id"])
+            staged.append((row, candidate))
+
+    rows, n_dup = drop_near_duplicates([r for r, _ in staged], config.near_duplicate_threshold)
+    if n_dup:
+        drops["near_duplicate"] += n_dup
+    rows = _cap_per_category(rows, config.max_items_per_category, seed)
+    by_id = {r["qa_id"]: c for r, c in staged}
+
+    # Deal letters over the kept mcq items, then rebuild those items with their final letter.
+    mcq = sorted((r for r in rows if r["format"] == "mcq"), key=lambda r: stable_hash(seed, r["qa_id"], "letter"))
+    offset = stable_hash(seed, ctx.video_id, "letters") % 4
+    letter_of = {r["qa_id"]: (offset + i) % 4 for i, r in enumerate(mcq)}
+    final = []
+    for row in rows:
+        if row["format"] == "mcq":
+            row = build_row(ctx, by_id[row["qa_id"]], "mcq", letter_of[row["qa_id"]])
+            reason = validate_item(row, check)
+            if reason is not None:  # cannot happen for a letter change; counted rather than hidden
+                drops[reason] += 1
+                continue
+        final.append(row)
+    final.sort(key=lambda r: (r["category"], r["format"], r["time_range"][0], r["qa_id"]))
+    return table_from_rows(final, QA_SCHEMA), dict(sorted(drops.items()))

@@ -1,0 +1,254 @@
+"""Cross-modal question families C1-C4 (DESIGN.md §6): how gaze and gesture line up in time and who
+responds to whom."""
+from __future__ import annotations
+
+import itertools
+from typing import Iterator, Optional
+
+from qa_gen.candidate import Candidate, pick_distractors
+from qa_gen.context import GESTURE_TYPES, Claim, VideoContext, claim_of
+from qa_gen.events_view import Event, Target, people_of
+from qa_gen.template_tools import NORMS, subset_options, subset_text
+from qa_gen.wording import (GESTURE_GERUNDS, GESTURE_VERBS, choose, event_sentence, fmt_seconds, fmt_time,
+                            gesture_clause, inner_window, person, persons_list, snap, target_phrase)
+
+GAZE_TYPES = ("gaze_at", "mutual_gaze", "joint_attention", "gaze_following", "gaze_aversion", "sudden_gaze_shift",
+              "attention_capture")
+
+
+def _split_parents(ctx: VideoContext, e: Event) -> Optional[tuple[Event, Event]]:
+    """(gaze event, gesture event) a cross event pairs, or None when its parents are not one of each."""
+    parents = [ctx.by_id[p] for p in e.parents if p in ctx.by_id]
+    gaze = [p for p in parents if p.source == "gaze"]
+    gesture = [p for p in parents if p.source == "gesture"]
+    if len(gaze) != 1 or len(gesture) != 1:
+        return None
+    return gaze[0], gesture[0]
+
+
+def c1_alignment(ctx: VideoContext) -> Iterator[Candidate]:
+    for e in ctx.of_type("co_occur", "adjacent", "gaze_gesture_alignment", "gaze_follows_gesture"):
+        pair = _split_parents(ctx, e)
+        if pair is None:
+            continue
+        gaze, gesture = pair
+        gaze_claim = claim_of(gaze)
+        if gaze_claim is None or gesture.actor is None or gesture.target is None:
+            continue
+        lead = gesture.start - gaze.start  # > 0: the gaze starts first
+        if 0.25 <= abs(lead) < 1.0:
+            continue  # too close to call at the sampling step
+        rng = ctx.rng("C1.order", e.event_id)
+        d = snap(abs(lead), ctx.step)
+        wrong_d = d + max(1.0, snap(d, ctx.step))
+        gaze_first = lambda x: f"The gaze, about {fmt_seconds(x, ctx.step)} earlier"
+        gesture_first = lambda x: f"The gesture, about {fmt_seconds(x, ctx.step)} earlier"
+        same = "Both start at the same moment"
+        if abs(lead) < 0.25:
+            correct = same
+            distractors = [gaze_first(1.5), gesture_first(1.5), rng.choice([gaze_first, gesture_first])(3.0)]
+        elif lead > 0:
+            correct = gaze_first(d)
+            distractors = [gesture_first(d), same, gaze_first(wrong_d)]
+        else:
+            correct = gesture_first(d)
+            distractors = [gaze_first(d), same, gesture_first(wrong_d)]
+        q = choose(rng, ["Which starts first: {gz} or {gs}?",
+                         "Which comes first, the gaze ({gz}) or the gesture ({gs})?"],
+                   gz=gaze_claim.text(), gs=gesture_clause(gesture))
+        facts = [event_sentence(gaze, ctx.step), event_sentence(gesture, ctx.step)]
+        yield Candidate("C1", "C1.order", q, correct, distractors, facts, [e, gaze, gesture],
+                        sorted(people_of(gaze) | people_of(gesture)),
+                        (min(gaze.start, gesture.start), max(gaze.end, gesture.end)))
+
+
+def _eye_contact_with(ctx: VideoContext, x: int, a: float, b: float) -> list[int]:
+    return sorted({p for m in ctx.overlapping(a, b, ("mutual_gaze",)) if x in m.persons for p in m.persons} - {x})
+
+
+def c2_eye_contact(ctx: VideoContext) -> Iterator[Candidate]:
+    for g in ctx.of_type(*GESTURE_TYPES):
+        if g.actor is None or g.target is None:
+            continue
+        x = g.actor
+        a, b = inner_window(g.start, g.end, ctx.step)
+        sa, sb = fmt_time(a, ctx.step), fmt_time(b, ctx.step)
+        clause = f"{person(x)} is {GESTURE_GERUNDS[g.event_type]} {target_phrase(g.target, x)}"
+        others = ctx.presence.present_in(a, b, exclude=[x])
+        truth = _eye_contact_with(ctx, x, g.start, g.end)
+        contacts = [m for m in ctx.overlapping(g.start, g.end, ("mutual_gaze",)) if x in m.persons]
+        rng = ctx.rng("C2.who", g.event_id)
+        wrong = subset_options(others, truth, rng)
+        if wrong is not None and len(truth) <= 2:
+            q = choose(rng, ["While {c} ({a} to {b} seconds), who makes eye contact with {x}?",
+                             "Between {a} and {b} seconds {c}. Who holds eye contact with {x} meanwhile?"],
+                       c=clause, a=sa, b=sb, x=person(x))
+            facts = [event_sentence(g, ctx.step)] + [event_sentence(m, ctx.step) for m in contacts][:2]
+            if not contacts:
+                facts.append(f"Nobody makes eye contact with {person(x)} during the gesture.")
+            yield Candidate("C2", "C2.who", q, subset_text(truth, others), wrong, facts, [g] + contacts,
+                            sorted({x} | set(truth) | ({g.target.person_id} - {-1})), (a, b),
+                            norms=[(NORMS["mutual_gaze"], m.event_id) for m in contacts[:1]])
+        # when, relative to the gesture, does the gesture's addressee make eye contact with X
+        if g.target.kind not in ("person", "hands"):
+            continue
+        y = g.target.person_id
+        w = ctx.response_window
+        pair = [m for m in ctx.of_type("mutual_gaze") if {x, y} <= set(m.persons)]
+        during = [m for m in pair if m.overlaps(g.start, g.end)]
+        before = [m for m in pair if m.overlaps(g.start - w, g.start) and not m.overlaps(g.start, g.end)]
+        after = [m for m in pair if m.overlaps(g.end, g.end + w) and not m.overlaps(g.start, g.end)]
+        if not during and before and after:
+            continue  # neither "only before" nor "only after" would be true
+        ws = fmt_time(w, ctx.step)
+        options = {"during": "During the gesture", "before": f"Only in the {ws} seconds before it",
+                   "after": f"Only in the {ws} seconds after it", "none": f"Not within {ws} seconds of it"}
+        key = "during" if during else "before" if before else "after" if after else "none"
+        rng = ctx.rng("C2.when", g.event_id)
+        q = choose(rng, ["{x} {v} {y} from {a} to {b} seconds. When do {y} and {x} make eye contact?",
+                         "Relative to {x} {g} {y} ({a} to {b} seconds), when does {y} make eye contact with {x}?"],
+                   x=person(x), y=person(y), v=GESTURE_VERBS[g.event_type], g=GESTURE_GERUNDS[g.event_type],
+                   a=sa, b=sb)
+        cited = [g] + (during or before or after)[:2]
+        facts = [event_sentence(o, ctx.step) for o in cited]
+        if key == "none":
+            facts.append(f"{person(y)} and {person(x)} make no eye contact within {ws} seconds of the gesture.")
+        yield Candidate("C2", "C2.when", q, options[key], [v for k, v in options.items() if k != key], facts,
+                        cited, sorted({x, y}), (max(0.0, g.start - w), min(ctx.duration, g.end + w)))
+
+
+def c3_gaze_response(ctx: VideoContext) -> Iterator[Candidate]:
+    w = ctx.response_window
+    for g in ctx.of_type(*GESTURE_TYPES):
+        if g.actor is None or g.target is None:
+            continue
+        x, tgt = g.actor, g.target
+        lo, hi = g.start, min(ctx.duration, g.end + w)
+        others = ctx.presence.present_in(lo, hi, exclude=[x, tgt.person_id])
+        if not others:
+            continue
+        responders: dict[int, Event] = {}
+        ambiguous = False
+        for p in others:
+            if tgt.key in ctx.looked_at(p, g.start - w, g.start - 1e-6):
+                ambiguous = True  # already looking there: no response can be read off
+                break
+            # p's own looks at the target (gaze_at), or the events stage's own pairing of this gesture
+            # with p's look (gaze_follows_gesture, p as the follower)
+            looks = [o for o in ctx.of_type("gaze_at", "gaze_follows_gesture")
+                     if o.target is not None and o.target.key == tgt.key and g.start <= o.start <= g.start + w
+                     and ((o.event_type == "gaze_at" and o.actor == p)
+                          or (o.event_type == "gaze_follows_gesture" and o.follower == p and g.event_id in o.parents))]
+            if looks:
+                responders[p] = min(looks, key=lambda o: o.start)
+        if ambiguous:
+            continue
+        rng = ctx.rng("C3.response", g.event_id)
+        sa = fmt_time(g.start, ctx.step)
+        ws = fmt_time(w, ctx.step)
+        facts = [event_sentence(g, ctx.step)]
+        for p, o in sorted(responders.items()):
+            delay = snap(o.start - g.start, ctx.step)
+            when = "as the gesture begins" if delay < ctx.step else \
+                f"{fmt_time(delay, ctx.step)} seconds after the gesture begins"
+            facts.append(f"{person(p)} looks at {target_phrase(tgt)} at {fmt_time(o.start, ctx.step)} seconds, {when}.")
+        quiet = [p for p in others if p not in responders]
+        if quiet:
+            facts.append(f"{persons_list(quiet)} {'does' if len(quiet) == 1 else 'do'} not look at "
+                         f"{target_phrase(tgt)} within {ws} seconds.")
+        facts = facts[:4]
+        cited = [g] + [responders[p] for p in sorted(responders)]
+        open_q = choose(rng, ["How does the group's gaze change after {x} {v} {t} at {a} seconds?",
+                              "After {x} {v} {t} at {a} seconds, how do the others respond with their gaze?"],
+                        x=person(x), v=GESTURE_VERBS[g.event_type], t=target_phrase(tgt), a=sa)
+        norm = [(NORMS[g.event_type], g.event_id)] if g.event_type in NORMS else []
+        truth = sorted(responders)
+        wrong = subset_options(others, truth, rng)
+        if wrong is not None:
+            q = choose(rng, ["After {x} {v} {t} at {a} seconds, who looks at {t} within {w} seconds?",
+                             "{x} {v} {t} at {a} seconds. Who turns their gaze to {t} in the next {w} seconds?"],
+                       x=person(x), v=GESTURE_VERBS[g.event_type], t=target_phrase(tgt), a=sa, w=ws)
+            correct, distractors = subset_text(truth, others), wrong
+        else:
+            y = others[0]
+            later = lambda d: (f"{person(y)} looks at it about {fmt_seconds(d, ctx.step)} later" if d >= ctx.step
+                               else f"{person(y)} looks at it as the gesture begins")
+            none = f"{person(y)} does not look at it within {ws} seconds"
+            if y in responders:
+                d = snap(responders[y].start - g.start, ctx.step)
+                correct = later(d)
+                distractors = [none] + [later(v) for v in (d + 1.5, d + 3.0) if True]
+                if d >= 2.0:
+                    distractors[1] = later(d - 1.5)
+            else:
+                correct = none
+                distractors = [later(0.5), later(1.5), later(2.5)]
+            q = choose(rng, ["After {x} {v} {t} at {a} seconds, how does {y} respond with their gaze?",
+                             "{x} {v} {t} at {a} seconds. What does {y}'s gaze do next?"],
+                       x=person(x), v=GESTURE_VERBS[g.event_type], t=target_phrase(tgt), a=sa, y=person(y))
+        yield Candidate("C3", "C3.response", q, correct, distractors, facts, cited,
+                        sorted({x} | set(others) | ({tgt.person_id} - {-1})), (g.start, hi),
+                        open_question=open_q, norms=norm)
+
+
+def c4_person_dynamics(ctx: VideoContext) -> Iterator[Candidate]:
+    span = (0.0, ctx.duration + 1.0)
+    gaze_types = ("mutual_gaze", "gaze_following", "gaze_aversion", "joint_attention")
+    for x in ctx.presence.persons:
+        gaze = [e for e in ctx.of_type(*gaze_types) if x in people_of(e) and claim_of(e) is not None]
+        gest = [e for e in ctx.of_type(*GESTURE_TYPES) if x in people_of(e) and e.actor is not None and e.target]
+        if not gaze or not gest:
+            continue
+        rng = ctx.rng("C4.role", x)
+        g1, s1 = rng.choice(gaze), rng.choice(gest)
+        gaze_claim, gest_claim = claim_of(g1), claim_of(s1)
+        correct = f"{gaze_claim.text()}, and {gest_claim.text()}"
+        false_gaze = [c for c in _role_swaps(gaze_claim, x) if not ctx.holds(c, *span)]
+        false_gest = [c for c in _role_swaps(gest_claim, x) if not ctx.holds(c, *span)]
+        options = [f"{c.text()}, and {gest_claim.text()}" for c in false_gaze]
+        options += [f"{gaze_claim.text()}, and {c.text()}" for c in false_gest]
+        options += [f"{a.text()}, and {b.text()}" for a, b in itertools.product(false_gaze, false_gest)]
+        distractors = pick_distractors(rng, options[:1], options, correct)
+        if len(distractors) < 3:
+            continue
+        led = [e for e in ctx.of_type("gaze_following") if e.leader == x]
+        followed = [e for e in ctx.of_type("gaze_following") if e.follower == x]
+        made = [e for e in ctx.of_type(*GESTURE_TYPES) if e.actor == x]
+        received = [e for e in ctx.of_type(*GESTURE_TYPES) if e.actor != x and e.target and e.target.person_id == x]
+        facts = [event_sentence(g1, ctx.step), event_sentence(s1, ctx.step),
+                 f"{person(x)} makes {len(made)} gesture{'s' if len(made) != 1 else ''} and is the target of "
+                 f"{len(received)}.",
+                 f"Others follow {person(x)}'s gaze {len(led)} time{'s' if len(led) != 1 else ''} and "
+                 f"{person(x)} follows someone else's gaze {len(followed)} time{'s' if len(followed) != 1 else ''}."]
+        q = choose(rng, ["Which statement about {x}'s part in the interaction is true?",
+                         "Across gaze and gestures, which of these describes {x}?"], x=person(x))
+        open_q = choose(rng, ["Describe {x}'s role across gaze and gesture in the clip.",
+                              "What part does {x} play in the interaction, in gaze and in gestures?"], x=person(x))
+        cited = sorted({g1, s1} | set(led) | set(followed) | set(made) | set(received), key=lambda e: e.start)
+        yield Candidate("C4", "C4.role", q, correct[0].upper() + correct[1:],
+                        [d[0].upper() + d[1:] for d in distractors], facts, cited,
+                        sorted({x} | people_of(g1) | people_of(s1)), (0.0, ctx.duration), open_question=open_q,
+                        key=f"person={x}")
+
+
+def _role_swaps(claim: Claim, x: int) -> list[Claim]:
+    """Claims with the roles of ``claim`` exchanged or its kind changed, for false options."""
+    out = []
+    if claim.kind in GESTURE_TYPES and claim.target is not None and claim.target.person_id >= 0:
+        out.append(Claim(claim.kind, actor=claim.target.person_id, target=Target("person", claim.actor)))
+    if claim.kind in GESTURE_TYPES:
+        out += [Claim(k, actor=claim.actor, target=claim.target) for k in GESTURE_TYPES if k != claim.kind]
+    if claim.kind in ("gaze_following", "gaze_aversion") and claim.other is not None:
+        out.append(Claim(claim.kind, actor=claim.other, other=claim.actor, target=claim.target))
+        out.append(Claim("gaze_following" if claim.kind == "gaze_aversion" else "gaze_aversion",
+                         actor=claim.actor, other=claim.other))
+    if claim.kind in ("mutual_gaze", "joint_attention"):
+        partner = sorted(claim.group - {x})
+        if partner:
+            out.append(Claim("gaze_following", actor=x, other=partner[0]))
+            out.append(Claim("gaze_following", actor=partner[0], other=x))
+            out.append(Claim("gaze_aversion", actor=x, other=partner[0]))
+    return out
+
+
+CROSS_FAMILIES = (c1_alignment, c2_eye_contact, c3_gaze_response, c4_person_dynamics)

@@ -1,0 +1,335 @@
+"""Gaze question families T1-T6 (DESIGN.md §6). Each family yields Candidates whose correct option is
+read off the cited events and whose distractors are checked false against every event of the video."""
+from __future__ import annotations
+
+import itertools
+from typing import Iterator
+
+from qa_gen.candidate import Candidate, pick_distractors
+from qa_gen.context import Claim, VideoContext, claim_of
+from qa_gen.events_view import Target, people_of
+from qa_gen.template_tools import NORMS, first_of, near_durations
+from qa_gen.wording import (GAZE_TYPE_PHRASES, choose, event_sentence, fmt_seconds, fmt_time, inner_window,
+                            person, persons_list, target_phrase)
+
+
+def _window(ctx: VideoContext, e) -> tuple[float, float, str, str]:
+    a, b = inner_window(e.start, e.end, ctx.step)
+    return a, b, fmt_time(a, ctx.step), fmt_time(b, ctx.step)
+
+
+def _target_pool(ctx: VideoContext, a: float, b: float, exclude_person: int) -> list[Target]:
+    """Things one could be looking or pointing at during [a, b]: present people, their hands, the
+    camera and the objects of this video."""
+    present = ctx.presence.present_in(a, b, exclude=[exclude_person])
+    pool = [Target("person", p) for p in present] + [Target("hands", p) for p in present]
+    return pool + [Target("camera")] + ctx.object_targets
+
+
+def t1_gaze_target(ctx: VideoContext) -> Iterator[Candidate]:
+    for e in ctx.of_type("gaze_at"):
+        if e.target is None or e.actor is None or e.duration < ctx.step:
+            continue
+        a, b, sa, sb = _window(ctx, e)
+        rng = ctx.rng("T1.target", e.event_id)
+        seen = ctx.looked_at(e.actor, a, b)
+        correct = target_phrase(e.target, e.actor)
+        candidates = _target_pool(ctx, a, b, e.actor) + [Target("hands", e.actor)]
+        pool = [target_phrase(t, e.actor) for t in candidates if t.key not in seen]
+        faces = [target_phrase(Target("person", p)) for p in ctx.presence.present_in(a, b, [e.actor])
+                 if Target("person", p).key not in seen]
+        rng.shuffle(faces)
+        distractors = pick_distractors(rng, faces[:1], pool, correct)  # a present face needs the video
+        q = choose(rng, ["Who or what is {p} looking at between {a} and {b} seconds?",
+                         "Between {a} and {b} seconds, what does {p} look at?",
+                         "Where is {p}'s gaze directed from {a} to {b} seconds?"],
+                   p=person(e.actor), a=sa, b=sb)
+        named = sorted({e.actor} | ({e.target.person_id} if e.target.person_id >= 0 else set()))
+        yield Candidate("T1", "T1.target", q, correct, distractors,
+                        [event_sentence(e, ctx.step),
+                         f"That is {fmt_seconds(e.duration, ctx.step)} of looking at {correct}, the whole "
+                         f"interval from {sa} to {sb} seconds."], [e], named, (a, b))
+
+    for e in ctx.of_type("gaze_at"):
+        if e.target is None or e.actor is None or e.duration < ctx.step:
+            continue
+        a, b, sa, sb = _window(ctx, e)
+        others = ctx.presence.present_in(a, b, exclude=[e.actor, e.target.person_id])
+        lookers = [p for p in others if e.target.key in ctx.looked_at(p, a, b)]
+        if lookers:
+            continue  # several people look at it: "who" has no single answer
+        rng = ctx.rng("T1.who", e.event_id)
+        correct = person(e.actor)
+        distractors = pick_distractors(rng, [], [person(p) for p in others], correct)
+        if len(distractors) < 3:
+            distractors += pick_distractors(rng, [f"Nobody looks at {target_phrase(e.target)}"], [], correct, 1)
+        q = choose(rng, ["Who is looking at {t} between {a} and {b} seconds?",
+                         "From {a} to {b} seconds, who looks at {t}?"],
+                   t=target_phrase(e.target), a=sa, b=sb)
+        named = sorted({e.actor} | ({e.target.person_id} if e.target.person_id >= 0 else set()))
+        yield Candidate("T1", "T1.who", q, correct, distractors,
+                        [f"{correct} is the one looking at {target_phrase(e.target)} between {sa} and {sb} seconds.",
+                         event_sentence(e, ctx.step)], [e], named, (a, b))
+
+
+T2_TYPES = tuple(GAZE_TYPE_PHRASES)
+
+
+def t2_gaze_event_type(ctx: VideoContext) -> Iterator[Candidate]:
+    for e in ctx.of_type(*T2_TYPES):
+        a, b, sa, sb = _window(ctx, e)
+        people = sorted(people_of(e))
+        if e.event_type == "attention_capture":
+            people = sorted(e.persons)
+        rng = ctx.rng("T2.type", e.event_id)
+        false_types = [t for t in T2_TYPES if t != e.event_type and not ctx.involved_in(t, people, a, b)]
+        if e.event_type == "mutual_gaze" and ctx.involved_in("gaze_aversion", people, a, b):
+            continue  # eye contact that is being broken: two descriptions fit
+        correct = GAZE_TYPE_PHRASES[e.event_type]
+        distractors = pick_distractors(rng, [], [GAZE_TYPE_PHRASES[t] for t in false_types], correct)
+        if len(people) == 1:
+            q = choose(rng, ["Which best describes {p}'s gaze between {a} and {b} seconds?",
+                             "From {a} to {b} seconds, what happens to {p}'s gaze?"],
+                       p=person(people[0]), a=sa, b=sb)
+        else:
+            q = choose(rng, ["Which gaze interaction takes place between {ps} from {a} to {b} seconds?",
+                             "From {a} to {b} seconds, what best describes the way {ps} look?",
+                             "What kind of gaze behaviour do {ps} show between {a} and {b} seconds?"],
+                       ps=persons_list(people), a=sa, b=sb)
+        norm = [(NORMS[e.event_type], e.event_id)] if e.event_type in NORMS else []
+        yield Candidate("T2", "T2.type", q, correct, distractors,
+                        [event_sentence(e, ctx.step),
+                         f"This is an instance of {correct.lower()}."], [e], people, (a, b), norms=norm)
+
+
+def t3_temporal(ctx: VideoContext) -> Iterator[Candidate]:
+    for e in ctx.of_type("mutual_gaze"):
+        if len(e.persons) != 2 or e.duration < 1.0:
+            continue
+        rng = ctx.rng("T3.duration", e.event_id)
+        same_pair = [o for o in ctx.of_type("mutual_gaze") if o is not e and set(o.persons) == set(e.persons)
+                     and abs(o.start - e.start) < 2.0]
+        wrong = near_durations(e.duration, ctx.step, rng, minimum=ctx.step, maximum=ctx.duration)
+        if same_pair or wrong is None:
+            continue
+        sa = fmt_time(e.start, ctx.step)
+        q = choose(rng, ["How long do {ps} keep eye contact, starting at {a} seconds?",
+                         "{ps} make eye contact at {a} seconds. For how long do they hold it?"],
+                   ps=persons_list(e.persons), a=sa)
+        correct = fmt_seconds(e.duration, ctx.step)
+        yield Candidate("T3", "T3.duration", q, correct, wrong,
+                        [event_sentence(e, ctx.step), f"The eye contact lasts {correct}."],
+                        [e], sorted(e.persons), (e.start, e.end), norms=[(NORMS["mutual_gaze"], e.event_id)])
+
+    pair_types = ("mutual_gaze", "joint_attention", "gaze_following", "gaze_aversion")
+    people = sorted({p for e in ctx.of_type(*pair_types) for p in people_of(e)})
+    for pair in itertools.combinations(people, 2):
+        firsts: dict[str, float] = {}
+        first_event = {}
+        for e in ctx.of_type(*pair_types):
+            if not set(pair) <= people_of(e):
+                continue
+            claim = claim_of(e)
+            if claim is None:
+                continue
+            if e.event_type in ("mutual_gaze", "joint_attention"):
+                claim = Claim(e.event_type, group=frozenset(pair), target=None)
+            text = _pair_text(claim, pair)
+            if text not in firsts:
+                firsts[text], first_event[text] = e.start, e
+        winner = first_of(firsts, min_gap=1.0)
+        if winner is None:
+            continue
+        rng = ctx.rng("T3.first", pair)
+        never = [_pair_text(c, pair) for c in _pair_claims(pair)
+                 if _pair_text(c, pair) not in firsts and not ctx.holds(c, 0.0, ctx.duration + 1)]
+        real = [t for t in firsts if t != winner]
+        distractors = pick_distractors(rng, real[:2], never, winner)
+        used = [first_event[t] for t in [winner] + [d for d in distractors if d in first_event]]
+        q = choose(rng, ["Which of these happens first between {ps}?",
+                         "Of the following, which gaze event between {ps} comes first?"],
+                   ps=persons_list(pair))
+        span = (min(ev.start for ev in used), max(ev.end for ev in used))
+        yield Candidate("T3", "T3.first", q, winner, distractors,
+                        [event_sentence(ev, ctx.step) for ev in sorted(used, key=lambda ev: ev.start)][:4],
+                        used, list(pair), span, key=f"pair={pair}")
+
+
+def _pair_claims(pair: tuple[int, int]) -> list[Claim]:
+    a, b = pair
+    return [Claim("mutual_gaze", group=frozenset(pair)), Claim("joint_attention", group=frozenset(pair)),
+            Claim("gaze_following", actor=a, other=b), Claim("gaze_following", actor=b, other=a),
+            Claim("gaze_aversion", actor=a, other=b), Claim("gaze_aversion", actor=b, other=a)]
+
+
+def _pair_text(claim: Claim, pair) -> str:
+    """Options of one form ("Person A <does something with> Person B"), so none stands out by length."""
+    a, b = sorted(pair)
+    if claim.kind == "joint_attention":
+        return f"{person(a)} looks at the same thing as {person(b)}"
+    if claim.kind == "mutual_gaze":
+        return f"{person(a)} makes eye contact with {person(b)}"
+    return claim.text()
+
+
+def t4_mutual_gaze(ctx: VideoContext) -> Iterator[Candidate]:
+    for e in ctx.of_type("mutual_gaze"):
+        if len(e.persons) != 2:
+            continue
+        a, b, sa, sb = _window(ctx, e)
+        rng = ctx.rng("T4.pair", e.event_id)
+        present = ctx.presence.present_in(a, b)
+        true_pairs = {frozenset(o.persons) for o in ctx.overlapping(a, b, ("mutual_gaze",))}
+        if len(true_pairs) > 1:
+            continue
+        false_pairs = [persons_list(p) for p in itertools.combinations(present, 2) if frozenset(p) not in true_pairs]
+        correct = persons_list(e.persons)
+        distractors = pick_distractors(rng, [], false_pairs, correct)
+        if len(distractors) == 2:
+            distractors.append("No two people make eye contact")
+        q = choose(rng, ["Which two people make eye contact between {a} and {b} seconds?",
+                         "Between {a} and {b} seconds, who holds eye contact with whom?"], a=sa, b=sb)
+        yield Candidate("T4", "T4.pair", q, correct, distractors,
+                        [event_sentence(e, ctx.step), f"No other pair makes eye contact in that interval."],
+                        [e], sorted(set(e.persons)), (a, b), norms=[(NORMS["mutual_gaze"], e.event_id)])
+
+    for e in ctx.of_type("mutual_gaze"):
+        if len(e.persons) != 2:
+            continue
+        a, b, sa, sb = _window(ctx, e)
+        length = b - a
+        rng = ctx.rng("T4.when", e.event_id)
+        pair_gaze = [o for o in ctx.of_type("mutual_gaze") if set(o.persons) == set(e.persons)]
+        starts = []
+        k = 0.0
+        while k + length <= ctx.duration + 1e-9:
+            clear = all(not o.overlaps(k - 0.5, k + length + 0.5) for o in pair_gaze)
+            if clear and all(ctx.presence.present(p, k, k + length) for p in e.persons):
+                starts.append(k)
+            k += ctx.step
+        rng.shuffle(starts)
+        picked: list[float] = []
+        for k in starts:  # windows that do not overlap each other, so no two options are near-duplicates
+            if len(picked) < 3 and all(abs(k - j) >= length for j in picked):
+                picked.append(k)
+        wrong = [f"Between {fmt_time(k, ctx.step)} and {fmt_time(k + length, ctx.step)} seconds" for k in sorted(picked)]
+        correct = f"Between {sa} and {sb} seconds"
+        distractors = wrong
+        q = choose(rng, ["When do {ps} make eye contact?", "At what time do {ps} look each other in the eye?"],
+                   ps=persons_list(e.persons))
+        yield Candidate("T4", "T4.when", q, correct, distractors,
+                        [event_sentence(e, ctx.step),
+                         "At the other times listed they are not making eye contact."],
+                        pair_gaze, sorted(set(e.persons)), (0.0, max(b, ctx.duration)), key=f"anchor={e.event_id}")
+
+
+def t5_following(ctx: VideoContext) -> Iterator[Candidate]:
+    for e in ctx.of_type("gaze_following"):
+        if e.leader is None or e.follower is None or e.target is None:
+            continue
+        a, b = inner_window(e.start, e.end, ctx.step)
+        sa, sb = fmt_time(a, ctx.step), fmt_time(b, ctx.step)
+        lead, follow, tgt = e.leader, e.follower, target_phrase(e.target)
+        norm = [(NORMS["gaze_following"], e.event_id)]
+        facts = [event_sentence(e, ctx.step),
+                 f"{person(lead)} looks at {tgt} first and {person(follow)} turns to it afterwards."]
+        # who looks first
+        rng = ctx.rng("T5.first", e.event_id)
+        others = [p for p in ctx.presence.present_in(a, b, exclude=[lead, follow, e.target.person_id])
+                  if e.target.key not in ctx.looked_at(p, a - ctx.response_window, b)]
+        correct = person(lead)
+        distractors = pick_distractors(rng, [person(follow)], [person(p) for p in others], correct)
+        if len(distractors) < 3:
+            distractors += pick_distractors(rng, [f"{person(lead)} and {person(follow)} at the same moment"], [],
+                                            correct, 3 - len(distractors))
+        if len(distractors) < 3:
+            distractors.append(f"Nobody looks at {tgt}")
+        q = choose(rng, ["Who looks at {t} first, between {a} and {b} seconds?",
+                         "Between {a} and {b} seconds, who is the first to look at {t}?"], t=tgt, a=sa, b=sb)
+        yield Candidate("T5", "T5.first", q, correct, distractors, facts, [e], sorted({lead, follow}), (a, b),
+                        norms=norm)
+        # who leads whose gaze
+        rng = ctx.rng("T5.leads", e.event_id)
+        pool = []
+        for x, y in itertools.permutations(ctx.presence.present_in(a, b), 2):
+            if (x, y) != (lead, follow) and not ctx.holds(Claim("gaze_following", actor=x, other=y), a, b):
+                pool.append(f"{person(x)} leads {person(y)}'s gaze")
+        correct = f"{person(lead)} leads {person(follow)}'s gaze"
+        swapped = f"{person(follow)} leads {person(lead)}'s gaze"
+        preferred = [swapped] if swapped in pool else []
+        distractors = pick_distractors(rng, preferred, pool, correct)
+        if len(distractors) < 3:
+            distractors += pick_distractors(rng, [f"Neither, they look at {tgt} at the same moment"], [],
+                                            correct, 3 - len(distractors))
+        q = choose(rng, ["Between {a} and {b} seconds, whose gaze leads whose?",
+                         "Who leads whom in where they look between {a} and {b} seconds?"], a=sa, b=sb)
+        yield Candidate("T5", "T5.leads", q, correct, distractors, facts, [e], sorted({lead, follow}), (a, b),
+                        norms=norm)
+
+
+GROUP_TYPES = ("attention_capture", "joint_attention", "gaze_following", "mutual_gaze", "gaze_aversion")
+
+
+def t6_group_attention(ctx: VideoContext) -> Iterator[Candidate]:
+    for e in ctx.of_type("attention_capture", "joint_attention", "gaze_following"):
+        if e.event_type == "joint_attention" and len(e.persons) < 2:
+            continue
+        a, b = inner_window(e.start, e.end, ctx.step)
+        sa, sb = fmt_time(a, ctx.step), fmt_time(b, ctx.step)
+        rng = ctx.rng("T6.group", e.event_id)
+        related = [o for o in ctx.overlapping(a, b, GROUP_TYPES) if o is not e]
+        related.sort(key=lambda o: (o.start, o.event_id))
+        cited = [e] + related[:2]
+        present = ctx.presence.present_in(a, b)
+        active = set().union(*(people_of(o) for o in cited))
+        idle = [p for p in present if p not in active]
+        sentences = [event_sentence(o, ctx.step) for o in sorted(cited, key=lambda o: o.start)]
+        if idle:
+            sentences.append(f"{persons_list(idle)} take{'s' if len(idle) == 1 else ''} no part in it.")
+        elif len(sentences) < 2:
+            sentences.append(f"Everyone present ({persons_list(present)}) takes part.")
+        claim = claim_of(e)
+        if claim is None:
+            continue
+        correct = claim.text()
+        false = []
+        group = frozenset(e.persons) if e.event_type != "gaze_following" else frozenset({e.leader, e.follower})
+        for kind in ("mutual_gaze", "joint_attention", "attention_capture"):
+            c = Claim(kind, group=group if kind != "attention_capture" or len(group) >= 3 else frozenset(present),
+                      target=e.target if kind != "mutual_gaze" else None)
+            if len(c.group) >= 2 and not ctx.holds(c, a, b) and c.text() != correct:
+                false.append(c.text())
+        for x, y in itertools.permutations(present, 2):
+            c = Claim("gaze_following", actor=x, other=y, target=e.target)
+            if not ctx.holds(c, a, b):
+                false.append(c.text())
+        # same kind of statement with one fact changed (target or one member): as long as the truth
+        swapped = []
+        others_targets = [t for t in [Target("person", p) for p in present] + ctx.object_targets
+                          if e.target is not None and t.key != e.target.key and t.person_id not in group]
+        for t in others_targets:
+            c = Claim(claim.kind, actor=claim.actor, other=claim.other, group=claim.group, target=t)
+            if not ctx.holds(c, a, b):
+                swapped.append(c.text())
+        for out_p, in_p in itertools.product(sorted(group), [p for p in present if p not in group]):
+            if claim.kind in ("joint_attention", "attention_capture"):
+                c = Claim(claim.kind, group=(group - {out_p}) | {in_p}, target=claim.target)
+                if not ctx.holds(c, a, b):
+                    swapped.append(c.text())
+        rng.shuffle(swapped)
+        if e.event_type == "gaze_following":
+            c = Claim("gaze_following", actor=e.follower, other=e.leader)
+            if not ctx.holds(c, a, b):
+                swapped.append(c.text())
+        distractors = pick_distractors(rng, swapped[-1:] + swapped[:1], false + swapped, correct)
+        q = choose(rng, ["Which statement describes the group's attention between {a} and {b} seconds?",
+                         "Between {a} and {b} seconds, what happens to where the group is looking?"], a=sa, b=sb)
+        open_q = choose(rng, ["Describe the group's attention pattern between {a} and {b} seconds.",
+                              "How does the group's attention develop between {a} and {b} seconds?"], a=sa, b=sb)
+        norm = [(NORMS[e.event_type], e.event_id)] if e.event_type in NORMS else []
+        yield Candidate("T6", "T6.group", q, correct, distractors, sentences[:4], cited,
+                        sorted(active | set(idle)), (a, b), open_question=open_q, norms=norm,
+                        key=f"anchor={e.event_id}")
+
+
+GAZE_FAMILIES = (t1_gaze_target, t2_gaze_event_type, t3_temporal, t4_mutual_gaze, t5_following, t6_group_attention)

@@ -1,0 +1,133 @@
+"""Checks every item must pass before it is kept (DESIGN.md §6, issue #4): four distinct lettered
+options with one correct, letter and answer_text agree, named people present in the item's time range,
+time range inside the clip, cited events exist, no hedging, no internal event names."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from typing import Iterable, Optional
+
+from qa_gen.categories import CATEGORIES, FORMATS
+from qa_gen.events_view import Presence
+
+LETTERS = "ABCD"
+HEDGE_WORDS = ("likely", "unlikely", "suggests", "suggest", "seems", "seem", "probably", "because", "implies",
+               "imply", "perhaps", "possibly", "maybe", "apparently", "might")
+_HEDGE = re.compile(r"\b(" + "|".join(HEDGE_WORDS) + r")\b", re.IGNORECASE)
+_SNAKE = re.compile(r"\b[a-z]+_[a-z_]+\b")  # mutual_gaze, gaze_following: internal names, not English
+_PERSON = re.compile(r"\bPerson (\d+)\b")
+_SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
+
+
+@dataclass
+class ValidationContext:
+    """What an item is checked against: who is present when, the clip length, the cited events."""
+
+    presence: Presence
+    duration: float
+    event_ids: frozenset
+    time_tolerance: float = 0.5  # one sampling step of slack at the clip end
+
+
+def _texts(item: dict) -> list[str]:
+    texts = [item.get("question", ""), item.get("answer_text", "")] + list(item.get("options") or [])
+    texts += [step.get("text", "") for step in item.get("reasoning_trace") or []]
+    return texts
+
+
+def validate_item(item: dict, context: ValidationContext) -> Optional[str]:
+    """None when ``item`` (a QA_SCHEMA row dict) may be kept, else the reason it is rejected."""
+    category = CATEGORIES.get(item.get("category"))
+    if category is None:
+        return "unknown_category"
+    if item.get("difficulty") != category.difficulty or item.get("category_name") != category.name:
+        return "wrong_difficulty"
+    fmt = item.get("format")
+    if fmt not in FORMATS:
+        return "unknown_format"
+    if not item.get("question", "").strip():
+        return "empty_question"
+    options = list(item.get("options") or [])
+    if fmt == "mcq":
+        if len(options) != 4:
+            return "options_not_four"
+        if any(not opt.startswith(f"{LETTERS[i]}) ") for i, opt in enumerate(options)):
+            return "bad_option_prefix"
+        bodies = [opt[3:].strip() for opt in options]
+        if any(not body for body in bodies):
+            return "empty_option"
+        if len({body.lower() for body in bodies}) != 4:
+            return "options_not_distinct"
+        answer = item.get("answer")
+        if answer not in LETTERS:
+            return "answer_not_a_letter"
+        if bodies[LETTERS.index(answer)] != item.get("answer_text"):
+            return "answer_text_mismatch"
+        if sum(body.lower() == str(item.get("answer_text", "")).lower() for body in bodies) != 1:
+            return "not_exactly_one_correct"
+    else:
+        if options:
+            return "open_ended_with_options"
+        if item.get("answer") != item.get("answer_text"):
+            return "answer_text_mismatch"
+        n_sentences = len(_SENTENCE_END.findall(item.get("answer_text", "")))
+        if not 2 <= n_sentences <= 4:
+            return "open_answer_not_2_to_4_sentences"
+    time_range = item.get("time_range") or []
+    if len(time_range) != 2:
+        return "bad_time_range"
+    a, b = float(time_range[0]), float(time_range[1])
+    if not (0.0 <= a < b <= context.duration + context.time_tolerance):
+        return "time_range_outside_clip"
+    cited = list(item.get("source_event_ids") or [])
+    if not cited or any(int(i) not in context.event_ids for i in cited):
+        return "unknown_source_event"
+    texts = _texts(item)
+    if any(_HEDGE.search(text) for text in texts):
+        return "hedging_word"
+    if any(_SNAKE.search(text) for text in texts):
+        return "internal_event_name"
+    named = {int(m) for text in texts for m in _PERSON.findall(text)}
+    if not named <= set(item.get("persons") or []):
+        return "person_not_listed"
+    if any(not context.presence.present(p, a, b) for p in named):
+        return "person_absent"
+    return None
+
+
+def _normalise(question: str) -> str:
+    """Lower case, single spaces, times rounded to whole seconds (2.0 and 2.5 ask the same thing)."""
+    text = re.sub(r"\d+\.\d+", lambda m: str(int(float(m.group()))), question.lower())
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _overlap(a: list, b: list) -> bool:
+    return float(a[0]) < float(b[1]) and float(b[0]) < float(a[1])
+
+
+def drop_near_duplicates(items: Iterable[dict], threshold: float) -> tuple[list[dict], int]:
+    """Keep the first of items that ask the same thing twice: same category, format, answer and people,
+    overlapping time ranges, and questions at least ``threshold`` similar (times compared to the
+    second). Items of one template about different events or people are not duplicates, however alike
+    their wording. Returns (kept, number dropped)."""
+    kept: list[dict] = []
+    dropped = 0
+    for item in items:
+        q = _normalise(item["question"])
+        duplicate = False
+        for other in kept:
+            if (other["format"], other["category"], other["answer_text"].lower(), list(other["persons"])) != (
+                item["format"], item["category"], item["answer_text"].lower(), list(item["persons"])
+            ):
+                continue
+            if not _overlap(other["time_range"], item["time_range"]):
+                continue
+            if SequenceMatcher(None, q, _normalise(other["question"])).ratio() >= threshold:
+                duplicate = True
+                break
+        if duplicate:
+            dropped += 1
+        else:
+            kept.append(item)
+    return kept, dropped
