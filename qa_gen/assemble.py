@@ -45,7 +45,7 @@ def _grounding(ctx: VideoContext, events: Sequence[Event]) -> list[dict]:
     return out
 
 
-def _trace(ctx: VideoContext, candidate: Candidate, answer_text: str) -> list[dict]:
+def _trace(ctx: VideoContext, candidate: Candidate, answer_text: str, fmt: str) -> list[dict]:
     steps = []
     for e in sorted(candidate.events, key=lambda e: (e.start, e.event_id)):
         if e.source == "cross":
@@ -61,9 +61,9 @@ def _trace(ctx: VideoContext, candidate: Candidate, answer_text: str) -> list[di
     steps = steps[:6]
     for text, event_id in candidate.norms[:1]:
         steps.append({"text": text, "modality": "social_norm", "external_knowledge": True, "event_id": event_id})
-    anchor = candidate.events[0].event_id
-    steps.append({"text": f"So the answer is: {answer_text}", "modality": "visual", "external_knowledge": False,
-                  "event_id": anchor})
+    if fmt == "mcq":  # tie the evidence to the chosen option (an open answer is the evidence itself)
+        steps.append({"text": f"So the answer is: {answer_text}", "modality": "visual",
+                      "external_knowledge": False, "event_id": candidate.events[0].event_id})
     return steps
 
 
@@ -84,7 +84,7 @@ def build_row(ctx: VideoContext, candidate: Candidate, fmt: str, letter_index: i
         options = []
         question = candidate.open_question or candidate.question
         answer = answer_text = " ".join(candidate.explanation[:4])
-    trace = _trace(ctx, candidate, answer_text)
+    trace = _trace(ctx, candidate, answer_text, fmt)
     texts = [question, answer_text] + options + [step["text"] for step in trace]
     persons = sorted(set(candidate.persons) | named_persons(texts))
     return {

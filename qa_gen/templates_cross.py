@@ -136,11 +136,11 @@ def c3_gaze_response(ctx: VideoContext) -> Iterator[Candidate]:
             # p's own looks at the target (gaze_at), or the events stage's own pairing of this gesture
             # with p's look (gaze_follows_gesture, p as the follower)
             looks = [o for o in ctx.of_type("gaze_at", "gaze_follows_gesture")
-                     if o.target is not None and o.target.key == tgt.key and g.start <= o.start <= g.start + w
+                     if o.target is not None and o.target.key == tgt.key and g.start <= _onset(o) <= g.start + w
                      and ((o.event_type == "gaze_at" and o.actor == p)
                           or (o.event_type == "gaze_follows_gesture" and o.follower == p and g.event_id in o.parents))]
             if looks:
-                responders[p] = min(looks, key=lambda o: o.start)
+                responders[p] = min(looks, key=_onset)
         if ambiguous:
             continue
         rng = ctx.rng("C3.response", g.event_id)
@@ -148,10 +148,10 @@ def c3_gaze_response(ctx: VideoContext) -> Iterator[Candidate]:
         ws = fmt_time(w, ctx.step)
         facts = [event_sentence(g, ctx.step)]
         for p, o in sorted(responders.items()):
-            delay = snap(o.start - g.start, ctx.step)
+            delay = snap(_onset(o) - g.start, ctx.step)
             when = "as the gesture begins" if delay < ctx.step else \
                 f"{fmt_time(delay, ctx.step)} seconds after the gesture begins"
-            facts.append(f"{person(p)} looks at {target_phrase(tgt)} at {fmt_time(o.start, ctx.step)} seconds, {when}.")
+            facts.append(f"{person(p)} looks at {target_phrase(tgt)} at {fmt_time(_onset(o), ctx.step)} seconds, {when}.")
         quiet = [p for p in others if p not in responders]
         if quiet:
             facts.append(f"{persons_list(quiet)} {'does' if len(quiet) == 1 else 'do'} not look at "
@@ -175,7 +175,7 @@ def c3_gaze_response(ctx: VideoContext) -> Iterator[Candidate]:
                                else f"{person(y)} looks at it as the gesture begins")
             none = f"{person(y)} does not look at it within {ws} seconds"
             if y in responders:
-                d = snap(responders[y].start - g.start, ctx.step)
+                d = snap(_onset(responders[y]) - g.start, ctx.step)
                 correct = later(d)
                 distractors = [none] + [later(v) for v in (d + 1.5, d + 3.0) if True]
                 if d >= 2.0:
@@ -189,6 +189,14 @@ def c3_gaze_response(ctx: VideoContext) -> Iterator[Candidate]:
         yield Candidate("C3", "C3.response", q, correct, distractors, facts, cited,
                         sorted({x} | set(others) | ({tgt.person_id} - {-1})), (g.start, hi),
                         open_question=open_q, norms=norm)
+
+
+def _onset(look: Event) -> float:
+    """When a look begins: a gaze_at's start; for gaze_follows_gesture (whose interval starts with the
+    gesture) the gesture's start plus the recorded lag."""
+    if look.event_type == "gaze_follows_gesture" and look.lag is not None:
+        return look.start + look.lag
+    return look.start
 
 
 def c4_person_dynamics(ctx: VideoContext) -> Iterator[Candidate]:
@@ -216,10 +224,11 @@ def c4_person_dynamics(ctx: VideoContext) -> Iterator[Candidate]:
         made = [e for e in ctx.of_type(*GESTURE_TYPES) if e.actor == x]
         received = [e for e in ctx.of_type(*GESTURE_TYPES) if e.actor != x and e.target and e.target.person_id == x]
         facts = [event_sentence(g1, ctx.step), event_sentence(s1, ctx.step),
-                 f"{person(x)} makes {len(made)} gesture{'s' if len(made) != 1 else ''} and is the target of "
-                 f"{len(received)}.",
-                 f"Others follow {person(x)}'s gaze {len(led)} time{'s' if len(led) != 1 else ''} and "
-                 f"{person(x)} follows someone else's gaze {len(followed)} time{'s' if len(followed) != 1 else ''}."]
+                 f"In all {person(x)} makes {_count(len(made), 'gesture')} and receives "
+                 f"{_count(len(received), 'gesture')} from others."]
+        if led or followed:
+            facts.append(f"Others follow {person(x)}'s gaze {_count(len(led), 'time')}, and {person(x)} "
+                         f"follows someone else's gaze {_count(len(followed), 'time')}.")
         q = choose(rng, ["Which statement about {x}'s part in the interaction is true?",
                          "Across gaze and gestures, which of these describes {x}?"], x=person(x))
         open_q = choose(rng, ["Describe {x}'s role across gaze and gesture in the clip.",
@@ -229,6 +238,10 @@ def c4_person_dynamics(ctx: VideoContext) -> Iterator[Candidate]:
                         [d[0].upper() + d[1:] for d in distractors], facts, cited,
                         sorted({x} | people_of(g1) | people_of(s1)), (0.0, ctx.duration), open_question=open_q,
                         key=f"person={x}")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _role_swaps(claim: Claim, x: int) -> list[Claim]:

@@ -212,7 +212,7 @@ def g5_chains(ctx: VideoContext) -> Iterator[Candidate]:
                               "What gestures involve {p}, and in what order?"], p=person(pid))
         span = (steps[0].start, steps[-1].end)
         yield Candidate("G5", "G5.chain", q, correct, distractors,
-                        [event_sentence(e, ctx.step) for e in steps] + ([f"Between them {person(pid)} takes part in {len(chain)} gestures in total."] if len(steps) < 4 else []),
+                        [event_sentence(e, ctx.step) for e in steps] + ([f"In all, {person(pid)} takes part in {len(chain)} gestures."] if len(steps) < 4 else []),
                         steps, sorted({p for e in steps for p in _named(e)}), span, open_question=open_q,
                         key=f"person={pid}")
 

@@ -172,7 +172,9 @@ def rederive_mcq(item: dict, cited: list[dict], events: dict[int, dict]) -> None
         elif "does not look" in answer:
             assert not looks
         else:
-            d = snap(min(e["start_time"] for e in looks) - gesture["start_time"])
+            onset = [e["start_time"] + (e["lag_seconds"] if e["event_type"] == "gaze_follows_gesture" else 0.0)
+                     for e in looks]
+            d = snap(min(onset) - gesture["start_time"])
             assert answer.endswith(f"about {d:.1f} seconds later" if d >= STEP else "as the gesture begins")
     elif template == "C4.role":
         gaze_part, gesture_part = answer.split(", and ")
