@@ -86,38 +86,78 @@ class TrackArrays:
 
 def _column(table: pa.Table, name: str) -> pa.Array:
     column = table.column(name)
-    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if isinstance(column, pa.ChunkedArray):
+        # a single chunk is used as is: combine_chunks would copy it
+        return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+    return column
 
 
-def _list_matrix(array: pa.Array, width: int) -> np.ndarray:
-    """A list<float> column as (n, width) float64; null rows or rows shorter than width become NaN."""
+def _list_layout(array: pa.Array) -> tuple[np.ndarray, np.ndarray, pa.Array]:
+    """Where each row's values lie in the list column's child array: (start offset, length, child).
+    Null rows get length 0. Works on sliced arrays (offsets are absolute positions in the child)."""
     n = len(array)
-    out = np.full((n, width), np.nan)
-    if n == 0:
-        return out
-    lengths = pc.list_value_length(array).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
-    values = pc.list_flatten(array).to_numpy(zero_copy_only=False).astype(np.float64)
-    if (lengths == width).all():  # the common case: every row has exactly ``width`` values
-        return values.reshape(n, width)
-    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    if pa.types.is_fixed_size_list(array.type):
+        size = array.type.list_size
+        starts = (array.offset + np.arange(n, dtype=np.int64)) * size
+        lengths = np.full(n, size, np.int64)
+    else:
+        offsets = np.asarray(array.offsets).astype(np.int64)
+        starts, lengths = offsets[:-1], np.diff(offsets)
+    if array.null_count:
+        lengths = np.where(np.asarray(array.is_valid()), lengths, 0)
+    return starts, lengths, array.values
+
+
+def _gather(starts: np.ndarray, lengths: np.ndarray, values: np.ndarray, width: int, positions: np.ndarray) -> np.ndarray:
+    """Rows of a flattened list column as (n, len(positions)) float64: row i holds
+    ``values[starts[i] + positions]`` when it has at least ``width`` values, NaN otherwise."""
+    n = len(starts)
+    if n and (lengths == width).all() and (n == 1 or (np.diff(starts) == width).all()):
+        # the common case: consecutive rows of exactly ``width`` values, a reshape of the child array
+        block = values[starts[0] : starts[0] + n * width].reshape(n, width)
+        if len(positions) == width and (positions == np.arange(width)).all():
+            return block.astype(np.float64)
+        if (np.diff(positions) == 1).all():  # a contiguous range of entries: a slice, not a gather
+            return block[:, positions[0] : positions[-1] + 1].astype(np.float64)
+        return block[:, positions].astype(np.float64)
+    out = np.full((n, len(positions)), np.nan)
     good = lengths >= width
     if good.any():
-        out[good] = values[starts[good][:, None] + np.arange(width)[None, :]]
+        out[good] = values[starts[good][:, None] + positions[None, :]]
     return out
+
+
+def _list_matrix(array: pa.Array, width: int, positions: tuple[int, ...] | None = None) -> np.ndarray:
+    """A list<float> column as (n, width) float64; null rows or rows shorter than width become NaN.
+    With ``positions``, only those entries of each row: (n, len(positions)) (rows still need ``width``).
+    Vectorised over the column's offsets: no per-row Python."""
+    cols = np.arange(width) if positions is None else np.asarray(positions, np.int64)
+    if len(array) == 0:
+        return np.full((0, len(cols)), np.nan)
+    starts, lengths, child = _list_layout(array)
+    values = child.to_numpy(zero_copy_only=False)  # zero-copy unless the child has nulls (-> NaN)
+    return _gather(starts, lengths, values, width, cols)
 
 
 def _hand_boxes(array: pa.Array) -> np.ndarray:
     """list<list<float32, 4>> per row -> (n, 2, 4) float64; missing hands NaN."""
     n = len(array)
-    out = np.full((n, 2, 4), np.nan)
     if n == 0:
-        return out
-    n_hands = pc.list_value_length(array).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
-    boxes = _list_matrix(pc.list_flatten(array), 4)
-    starts = np.concatenate([[0], np.cumsum(n_hands)[:-1]])
+        return np.full((0, 2, 4), np.nan)
+    starts, n_hands, boxes = _list_layout(array)
+    box_starts, box_lengths, child = _list_layout(boxes)
+    values = child.to_numpy(zero_copy_only=False)
+    cols = np.arange(4)
+    if (n_hands == 2).all() and (n == 1 or (np.diff(starts) == 2).all()):
+        # every row has both hands, stored one after the other: gather all 2n boxes at once
+        rows = np.arange(starts[0], starts[0] + 2 * n)
+        return _gather(box_starts[rows], box_lengths[rows], values, 4, cols).reshape(n, 2, 4)
+    out = np.full((n, 2, 4), np.nan)
     for hand in range(2):
         has = n_hands > hand
-        out[has, hand] = boxes[starts[has] + hand]
+        if has.any():
+            rows = starts[has] + hand
+            out[has, hand] = _gather(box_starts[rows], box_lengths[rows], values, 4, cols)
     return out
 
 
@@ -199,17 +239,25 @@ def tracks_to_arrays(tracks: pa.Table, objects: pa.Table | None = None, fps: flo
         raise ValueError(f"tracks of video {video_id!r}: times 't' must increase with frame_idx")
     segment = np.concatenate([[0], np.cumsum(shot[1:] != shot[:-1])]).astype(np.int64) if n_frames else shot.copy()
 
+    cell = p * n_frames + f  # flat (person, frame) cell of each row
+    seen_cell = np.zeros(n_people * n_frames, bool)
+    seen_cell[cell] = True
+    empty_cell = np.flatnonzero(~seen_cell)
+
     def dense(values: np.ndarray, fill: float | int | bool, dtype) -> np.ndarray:
-        out = np.full((n_people, n_frames) + values.shape[1:], fill, dtype=dtype)
-        out[p, f] = values
+        # every cell is written once: the fill only where nobody was seen, the rest from the rows
+        out = np.empty((n_people, n_frames) + values.shape[1:], dtype=dtype)
+        flat = out.reshape((n_people * n_frames,) + values.shape[1:])
+        flat[empty_cell] = fill
+        flat[cell] = values
         return out
 
     columns = set(tracks.column_names)
 
-    def optional_matrix(name: str, width: int) -> np.ndarray:
+    def optional_matrix(name: str, width: int, positions: tuple[int, ...] | None = None) -> np.ndarray:
         if name not in columns:
-            return np.full((len(person_col), width), np.nan)
-        return _list_matrix(_column(tracks, name), width)
+            return np.full((len(person_col), width if positions is None else len(positions)), np.nan)
+        return _list_matrix(_column(tracks, name), width, positions)
 
     present = dense(np.ones(len(person_col), bool), False, bool)
     body_box = dense(_list_matrix(_column(tracks, "bbox"), 4), np.nan, np.float64)
@@ -230,12 +278,15 @@ def tracks_to_arrays(tracks: pa.Table, objects: pa.Table | None = None, fps: flo
     hand_boxes = dense(hands, np.nan, np.float64)
     hand_open = dense(optional_matrix("hand_open", 2), np.nan, np.float64)
 
-    keypoints = optional_matrix("keypoints", 51).reshape(-1, 17, 3)
+    # only the arm joints of the COCO-17 (x, y, score) keypoints are used: read just those 18 values
+    joints = (LEFT_SHOULDER, RIGHT_SHOULDER, LEFT_ELBOW, RIGHT_ELBOW, LEFT_WRIST, RIGHT_WRIST)
+    keypoints = optional_matrix("keypoints", 51, tuple(3 * j + c for j in joints for c in range(3))).reshape(-1, 6, 3)
     seen = keypoints[..., 2] >= MIN_KEYPOINT_SCORE
-    xy = np.where(seen[..., None], keypoints[..., :2], np.nan)
-    shoulder = dense(xy[:, [LEFT_SHOULDER, RIGHT_SHOULDER]], np.nan, np.float64)
-    elbow = dense(xy[:, [LEFT_ELBOW, RIGHT_ELBOW]], np.nan, np.float64)
-    wrist = dense(xy[:, [LEFT_WRIST, RIGHT_WRIST]], np.nan, np.float64)
+    xy = keypoints[..., :2].copy()
+    xy[~seen] = np.nan
+    shoulder = dense(xy[:, 0:2], np.nan, np.float64)
+    elbow = dense(xy[:, 2:4], np.nan, np.float64)
+    wrist = dense(xy[:, 4:6], np.nan, np.float64)
 
     object_ids, object_labels, object_boxes, object_holder = _object_arrays(objects, video_id, first_frame, n_frames)
     return TrackArrays(

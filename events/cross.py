@@ -35,6 +35,34 @@ def _cross(kind: str, a: Event, b: Event, ia: int, ib: int, start: int, end: int
     )
 
 
+def _near_sharing_pairs(
+    events: list[Event], gestures: list[int], paired: list[int], paired_start: np.ndarray, paired_end: np.ndarray,
+    within: float,
+) -> list[list[int]]:
+    """For each gesture, the positions in ``paired`` of the gaze events at most ``within`` seconds from it
+    (or overlapping it) that share a person with it, in increasing order. Person sets are compared as a
+    membership matrix (events x people), so only the pairs that become events reach Python."""
+    ids = sorted({p for i in gestures + paired for p in events[i].persons})
+    column = {pid: c for c, pid in enumerate(ids)}
+
+    def members(index: list[int]) -> np.ndarray:
+        out = np.zeros((len(index), len(ids)), bool)
+        rows = [r for r, i in enumerate(index) for _ in events[i].persons]
+        cols = [column[p] for i in index for p in events[i].persons]
+        out[rows, cols] = True
+        return out
+
+    gesture_members, paired_members = members(gestures), members(paired)
+    g_start = np.array([events[i].start_time for i in gestures])
+    g_end = np.array([events[i].end_time for i in gestures])
+    found = []
+    for n in range(len(gestures)):
+        near = np.nonzero((paired_start <= g_end[n] + within) & (paired_end >= g_start[n] - within))[0]
+        shares = (paired_members[near] & gesture_members[n]).any(axis=1)
+        found.append(near[shares].tolist())
+    return found
+
+
 def detect_cross_events(arrays: TrackArrays, events: list[Event], config: EventConfig) -> list[Event]:
     """Cross-modal events over the gaze and gesture ``events`` of one video (parents are list positions)."""
     gestures = [i for i, e in enumerate(events) if e.source == "gesture"]
@@ -54,19 +82,16 @@ def detect_cross_events(arrays: TrackArrays, events: list[Event], config: EventC
     codes = {key: n for n, key in enumerate(sorted({e for e in look_entity if e is not None}))}
     look_code = np.array([codes.get(e, -1) if e is not None else -1 for e in look_entity], np.int64)
     look_person = np.array([events[i].initiator for i in looks], np.int64)
+    near_pairs = _near_sharing_pairs(events, gestures, paired, paired_start, paired_end, config.cross_adjacent_seconds)
     out: list[Event] = []
-    for ig in gestures:
+    for ig, near in zip(gestures, near_pairs):
         g = events[ig]
         g_people = set(g.persons)
         # co_occur / adjacent: any paired gaze event sharing a person, overlapping or at most 3 s apart
-        near = np.nonzero((paired_start <= g.end_time + config.cross_adjacent_seconds)
-                          & (paired_end >= g.start_time - config.cross_adjacent_seconds))[0]
         for n in near:
             iz = paired[n]
             z = events[iz]
             shared = sorted(g_people & set(z.persons))
-            if not shared:
-                continue
             overlap = min(z.end_time, g.end_time) - max(z.start_time, g.start_time)
             kind = "co_occur" if overlap > 0 else "adjacent"
             first = "simultaneous" if abs(z.start_time - g.start_time) < 1e-9 else ("gaze" if z.start_time < g.start_time else "gesture")

@@ -8,8 +8,9 @@ import numpy as np
 
 from events import kernels
 from events.arrays import GAZE_TARGET_TYPES, TrackArrays
-from events.records import Event, span
-from events.targets import CAMERA, OBJECT, PERSON, TARGET_CODES, UNKNOWN, target_columns
+from events.records import Event, round_many, span, spans
+from events.support import interval_confidence, pooled_support, support_confidence
+from events.targets import CAMERA, PERSON, TARGET_CODES, UNKNOWN, target_columns
 from pipeline.config import EventConfig
 
 
@@ -21,6 +22,7 @@ class GazeRelations:
     target_id: np.ndarray  # (T,) person_id / object_id (-1 for the camera)
     raw: np.ndarray  # (P, T, F) bool, as in the tracks
     looking: np.ndarray  # (P, T, F) bool, smoothed (short gaps bridged, blips dropped)
+    runs: tuple[np.ndarray, np.ndarray, np.ndarray]  # runs of looking: (person * T + target, first, last frame)
 
     def index(self, kind: int, target_id: int) -> int:
         """Target row of (kind, id), -1 when nobody ever looks at it."""
@@ -48,21 +50,8 @@ def gaze_relations(arrays: TrackArrays, config: EventConfig) -> GazeRelations:
         raw.reshape(n_people * n_targets, n_frames), arrays.segment,
         arrays.frames(config.smoothing_gap_seconds), arrays.min_frames(config.smoothing_blip_seconds),
     ).reshape(raw.shape)
-    return GazeRelations(target_kind=target_kind, target_id=target_id, raw=raw, looking=looking)
-
-
-def _mean(values: np.ndarray, start: int, end: int) -> float:
-    part = values[start : end + 1]
-    return float(part.mean()) if len(part) else 0.0
-
-
-def _support_conf(raw_rows: np.ndarray, conf: np.ndarray, start: int, end: int) -> float:
-    """Confidence of an interval = fraction of its frames where the cue was seen x mean confidence there.
-    ``raw_rows`` (k, F) bool for the k people involved, ``conf`` (k, F)."""
-    seen = raw_rows[:, start : end + 1]
-    if seen.size == 0 or not seen.any():
-        return 0.0
-    return float(seen.mean() * conf[:, start : end + 1][seen].mean())
+    runs = kernels.extract_runs(looking.reshape(n_people * n_targets, n_frames), arrays.segment)
+    return GazeRelations(target_kind=target_kind, target_id=target_id, raw=raw, looking=looking, runs=runs)
 
 
 def _target_details(relations: GazeRelations, k: int) -> dict:
@@ -79,126 +68,129 @@ def _target_fields(arrays: TrackArrays, relations: GazeRelations, k: int) -> dic
 def detect_gaze_at(arrays: TrackArrays, relations: GazeRelations, config: EventConfig) -> list[Event]:
     """One event per stable (person, target) interval of at least min_gaze_at_seconds."""
     n_people, n_targets, n_frames = relations.looking.shape
-    rows, starts, ends = kernels.extract_runs(relations.looking.reshape(-1, n_frames), arrays.segment)
+    rows, starts, ends = relations.runs
     keep = ends - starts + 1 >= arrays.min_frames(config.min_gaze_at_seconds)
+    rows, starts, ends = rows[keep], starts[keep], ends[keep]
+    people, targets = np.divmod(rows, max(n_targets, 1))
+    counts, sums, size = pooled_support(relations.raw.reshape(-1, n_frames), arrays.gaze_conf, rows, people, starts, ends)
+    support = round_many(counts / size, 4)
+    confidence = support_confidence(counts, sums, size)
+    details = [_target_details(relations, k) for k in range(n_targets)]
+    fields = [_target_fields(arrays, relations, k) for k in range(n_targets)]
+    t0s, t1s = spans(arrays, starts, ends)
+    pids = arrays.person_ids[people].tolist()
     events = []
-    for row, s, e in zip(rows[keep], starts[keep], ends[keep]):
-        p, k = divmod(int(row), n_targets)
-        pid = int(arrays.person_ids[p])
-        t0, t1 = span(arrays, s, e)
-        details = _target_details(relations, k)
-        details["support"] = round(float(relations.raw[p, k, s : e + 1].mean()), 4)
+    for n, (k, s, e) in enumerate(zip(targets.tolist(), starts.tolist(), ends.tolist())):
         events.append(Event(
-            source="gaze", event_type="gaze_at", start=int(s), end=int(e), start_time=t0, end_time=t1,
-            persons=(pid,), initiator=pid,
-            confidence=_support_conf(relations.raw[p, k][None], arrays.gaze_conf[p][None], s, e),
-            details=details, **_target_fields(arrays, relations, k),
+            source="gaze", event_type="gaze_at", start=s, end=e, start_time=t0s[n], end_time=t1s[n],
+            persons=(pids[n],), initiator=pids[n], confidence=confidence[n],
+            details={**details[k], "support": support[n]}, **fields[k],
         ))
     return events
 
 
-def _pair_looks(arrays: TrackArrays, relations: GazeRelations, matrix: np.ndarray):
-    """(i, j, i-looks-at-j's-face row, j-looks-at-i's-face row) for every pair with both rows present."""
-    for i in range(arrays.n_people):
-        for j in range(i + 1, arrays.n_people):
-            ki = relations.index(PERSON, int(arrays.person_ids[j]))
-            kj = relations.index(PERSON, int(arrays.person_ids[i]))
-            if ki >= 0 and kj >= 0:
-                yield i, j, matrix[i, ki], matrix[j, kj]
+def _face_look_rows(arrays: TrackArrays, relations: GazeRelations) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every pair i < j (people indices) in which each can look at the other's face: (i, j, row of i looking
+    at j's face, row of j looking at i's face), rows of the (P * T, F) flattened relations."""
+    n_targets = relations.looking.shape[1]
+    face = np.full(arrays.n_people, -1, np.int64)  # target row of each person's face
+    is_face = relations.target_kind == PERSON
+    face_of = np.searchsorted(arrays.person_ids, relations.target_id[is_face])
+    found = face_of < arrays.n_people
+    found[found] = arrays.person_ids[face_of[found]] == relations.target_id[is_face][found]
+    face[face_of[found]] = np.nonzero(is_face)[0][found]
+    i, j = np.triu_indices(arrays.n_people, k=1)
+    both = (face[j] >= 0) & (face[i] >= 0)
+    i, j = i[both], j[both]
+    return i, j, i * n_targets + face[j], j * n_targets + face[i]
 
 
 def detect_mutual_gaze(arrays: TrackArrays, relations: GazeRelations, config: EventConfig) -> list[Event]:
     """A on B's face and B on A's face at once; gaps up to mutual_gaze_merge_gap_seconds merged."""
-    pairs, masks, raws = [], [], []
-    for (i, j, ij, ji), (_, _, rij, rji) in zip(
-        _pair_looks(arrays, relations, relations.looking), _pair_looks(arrays, relations, relations.raw)
-    ):
-        pairs.append((i, j))
-        masks.append(ij & ji)
-        raws.append(rij & rji)
-    if not pairs:
+    first_person, second_person, ij, ji = _face_look_rows(arrays, relations)
+    if not len(ij):
         return []
+    looking = relations.looking.reshape(-1, arrays.n_frames)
+    raw = relations.raw.reshape(-1, arrays.n_frames)
     min_len = arrays.min_frames(config.min_mutual_gaze_seconds)
     merged = kernels.smooth_runs(
-        np.array(masks), arrays.segment, arrays.frames(config.mutual_gaze_merge_gap_seconds), min_len
+        looking[ij] & looking[ji], arrays.segment, arrays.frames(config.mutual_gaze_merge_gap_seconds), min_len
     )
     # the long merge gap must not bridge a stretch where one of the pair is out of view
     there = kernels.smooth_runs(arrays.present, arrays.segment, arrays.frames(config.smoothing_gap_seconds), 1)
-    both_there = np.array([there[i] & there[j] for i, j in pairs])
-    merged = kernels.smooth_runs(merged & both_there, arrays.segment, 0, min_len)
+    merged = kernels.smooth_runs(merged & there[first_person] & there[second_person], arrays.segment, 0, min_len)
     rows, starts, ends = kernels.extract_runs(merged, arrays.segment)
+    # the contact is seen where both look: the pair's raw row, weighted by each one's gaze confidence
+    both_raw = raw[ij] & raw[ji]
+    pair_people = np.stack([first_person, second_person], axis=1)
+    counts, sums, size = pooled_support(
+        both_raw, arrays.gaze_conf, np.repeat(rows, 2), pair_people[rows].ravel(), np.repeat(starts, 2),
+        np.repeat(ends, 2), np.repeat(np.arange(len(rows)), 2), len(rows),
+    )
+    confidence = support_confidence(counts, sums, size)
+    support = round_many(counts / size, 4)
+    # who started looking first: the earlier onset of the two looks that make up the contact
+    onset_i, _ = kernels.run_bounds(looking, arrays.segment, ij[rows], starts)
+    onset_j, _ = kernels.run_bounds(looking, arrays.segment, ji[rows], starts)
+    earlier = np.minimum(onset_i, onset_j)
+    known = (onset_i != onset_j) & (earlier > 0) & (arrays.segment[np.maximum(earlier - 1, 0)] == arrays.segment[starts])
+    first = np.where(onset_i < onset_j, arrays.person_ids[first_person[rows]], arrays.person_ids[second_person[rows]])
+    firsts = [f if k else None for f, k in zip(first.tolist(), known.tolist())]
+    ids_i, ids_j = arrays.person_ids[first_person[rows]].tolist(), arrays.person_ids[second_person[rows]].tolist()
+    t0s, t1s = spans(arrays, starts, ends)
     events = []
-    for row, s, e in zip(rows, starts, ends):
-        i, j = pairs[row]
-        ids = (int(arrays.person_ids[i]), int(arrays.person_ids[j]))
-        # who started looking first: the earlier onset of the two looks that make up the contact
-        ki = relations.index(PERSON, ids[1])
-        kj = relations.index(PERSON, ids[0])
-        onset_i = _run_start(relations.looking[i, ki], arrays.segment, s)
-        onset_j = _run_start(relations.looking[j, kj], arrays.segment, s)
-        first = None
-        if onset_i != onset_j and min(onset_i, onset_j) > 0 and arrays.segment[min(onset_i, onset_j) - 1] == arrays.segment[s]:
-            first = ids[0] if onset_i < onset_j else ids[1]
-        t0, t1 = span(arrays, s, e)
-        conf = _support_conf(np.array([raws[row], raws[row]]), arrays.gaze_conf[[i, j]], s, e)
+    for n, (s, e) in enumerate(zip(starts.tolist(), ends.tolist())):
         events.append(Event(
-            source="gaze", event_type="mutual_gaze", start=int(s), end=int(e), start_time=t0, end_time=t1,
-            persons=ids, initiator=first, target_type="person", confidence=conf,
-            details={"first_looker": first, "support": round(float(raws[row][s : e + 1].mean()), 4)},
+            source="gaze", event_type="mutual_gaze", start=s, end=e, start_time=t0s[n], end_time=t1s[n],
+            persons=(ids_i[n], ids_j[n]), initiator=firsts[n], target_type="person", confidence=confidence[n],
+            details={"first_looker": firsts[n], "support": support[n]},
         ))
     return events
-
-
-def _run_start(mask: np.ndarray, segment: np.ndarray, frame: int) -> int:
-    """First frame of the True run of ``mask`` that contains or follows ``frame`` (within its segment)."""
-    f = frame
-    while f < len(mask) - 1 and not mask[f] and segment[f + 1] == segment[frame]:
-        f += 1
-    while f > 0 and mask[f - 1] and segment[f - 1] == segment[f]:
-        f -= 1
-    return f
 
 
 def detect_gaze_aversion(arrays: TrackArrays, relations: GazeRelations, config: EventConfig) -> list[Event]:
     """Eye contact of at least aversion_min_contact_seconds ends because one partner looks away while the
     other keeps looking for at least aversion_min_hold_seconds."""
-    min_contact = arrays.min_frames(config.aversion_min_contact_seconds)
-    min_hold = arrays.min_frames(config.aversion_min_hold_seconds)
+    first_person, second_person, ij, ji = _face_look_rows(arrays, relations)
+    if not len(ij):
+        return []
+    n_frames, segment = arrays.n_frames, arrays.segment
+    looking = relations.looking.reshape(-1, n_frames)
+    pair, s, e = kernels.extract_runs(looking[ij] & looking[ji], segment)
+    b = e + 1  # first frame after the contact
+    bb = np.minimum(b, n_frames - 1)
+    ij_b, ji_b = looking[ij[pair], bb], looking[ji[pair], bb]
+    # a long enough contact that one of them broke (both looking away together, or a pause, is no aversion)
+    ok = (e - s + 1 >= arrays.min_frames(config.aversion_min_contact_seconds)) & (b < n_frames)
+    ok &= (segment[bb] == segment[e]) & (ij_b != ji_b)
+    pair, s, e, b, i_averts = pair[ok], s[ok], e[ok], b[ok], ~ij_b[ok]
+    averter = np.where(i_averts, first_person[pair], second_person[pair])
+    holder = np.where(i_averts, second_person[pair], first_person[pair])
+    holding = np.where(i_averts, ji[pair], ij[pair])  # the holder's look at the averter's face
+    _, h = kernels.run_bounds(looking, segment, holding, b)
+    # the averter must still be there, looking somewhere known: leaving the frame is not aversion
+    ok = (h - b + 1 >= arrays.min_frames(config.aversion_min_hold_seconds)) & arrays.present[averter, b]
+    ok &= arrays.gaze_type[averter, b] != UNKNOWN
+    s, e, b, h, averter, holder, holding = s[ok], e[ok], b[ok], h[ok], averter[ok], holder[ok], holding[ok]
+    confidence = support_confidence(*pooled_support(relations.raw.reshape(-1, n_frames), arrays.gaze_conf, holding, holder, b, h))
+    contact_seconds = round_many((arrays.times[e] + 1.0 / arrays.fps) - arrays.times[s], 4)
+    contact_start = arrays.times[s].tolist()
+    averter_ids, holder_ids = arrays.person_ids[averter].tolist(), arrays.person_ids[holder].tolist()
+    new_kinds, new_ids = arrays.gaze_type[averter, b].tolist(), arrays.gaze_id[averter, b].tolist()
+    t0s, t1s = spans(arrays, b, h)
     events = []
-    for i, j, ij, ji in _pair_looks(arrays, relations, relations.looking):
-        contact = ij & ji
-        _, starts, ends = kernels.extract_runs(contact[None], arrays.segment)
-        for s, e in zip(starts, ends):
-            b = e + 1  # first frame after the contact
-            if e - s + 1 < min_contact or b >= arrays.n_frames or arrays.segment[b] != arrays.segment[e]:
-                continue
-            if ij[b] == ji[b]:
-                continue  # both looked away together (or the contact only paused)
-            averter, holder = (i, j) if not ij[b] else (j, i)
-            holding = ji if holder == j else ij
-            h = b
-            while h + 1 < arrays.n_frames and holding[h + 1] and arrays.segment[h + 1] == arrays.segment[b]:
-                h += 1
-            # the averter must still be there, looking somewhere known: leaving the frame is not aversion
-            if h - b + 1 < min_hold or not arrays.present[averter, b] or arrays.gaze_type[averter, b] == UNKNOWN:
-                continue
-            averter_id, holder_id = int(arrays.person_ids[averter]), int(arrays.person_ids[holder])
-            t0, t1 = span(arrays, b, h)
-            new_kind = GAZE_TARGET_TYPES[int(arrays.gaze_type[averter, b])]
-            new_id = int(arrays.gaze_id[averter, b])
-            events.append(Event(
-                source="gaze", event_type="gaze_aversion", start=int(b), end=int(h), start_time=t0, end_time=t1,
-                persons=tuple(sorted((averter_id, holder_id))), initiator=averter_id, target_type="person",
-                target_person=holder_id,
-                confidence=_support_conf(
-                    relations.raw[[holder], relations.index(PERSON, averter_id)], arrays.gaze_conf[[holder]], b, h
-                ),
-                details={
-                    "averter_id": averter_id, "holder_id": holder_id,
-                    "contact_start_time": float(arrays.times[s]), "contact_seconds": round(span(arrays, s, e)[1] - float(arrays.times[s]), 4),
-                    "averted_to_type": new_kind, "averted_to_id": new_id if new_id >= 0 else None,
-                },
-            ))
+    for n, (start, end) in enumerate(zip(b.tolist(), h.tolist())):
+        averter_id, holder_id, new_id = averter_ids[n], holder_ids[n], new_ids[n]
+        events.append(Event(
+            source="gaze", event_type="gaze_aversion", start=start, end=end, start_time=t0s[n], end_time=t1s[n],
+            persons=tuple(sorted((averter_id, holder_id))), initiator=averter_id, target_type="person",
+            target_person=holder_id, confidence=confidence[n],
+            details={
+                "averter_id": averter_id, "holder_id": holder_id, "contact_start_time": contact_start[n],
+                "contact_seconds": contact_seconds[n], "averted_to_type": GAZE_TARGET_TYPES[new_kinds[n]],
+                "averted_to_id": new_id if new_id >= 0 else None,
+            },
+        ))
     return events
 
 
@@ -211,24 +203,37 @@ def detect_joint_attention(arrays: TrackArrays, relations: GazeRelations, config
     if n_targets:
         shared = kernels.smooth_runs(relations.looking.sum(axis=0) >= 2, arrays.segment, gap, blip)
         rows, starts, ends = kernels.extract_runs(shared, arrays.segment)
-        for k, s, e in zip(rows, starts, ends):
-            if e - s + 1 < min_len:
-                continue
-            lookers = relations.looking[:, k, s : e + 1]
-            at_start = np.nonzero(lookers[:, 0])[0]
-            if len(at_start) < 2:  # the group formed inside a bridged gap: take who looks most of the time
-                at_start = np.nonzero(lookers.mean(axis=1) >= 0.5)[0]
-            if len(at_start) < 2:
-                continue
-            joined = [int(arrays.person_ids[p]) for p in np.nonzero(lookers.any(axis=1))[0] if p not in at_start]
-            ids = tuple(int(arrays.person_ids[p]) for p in at_start)
-            t0, t1 = span(arrays, int(s), int(e))
-            details = _target_details(relations, int(k))
-            details["joined_later"] = joined
+        keep = ends - starts + 1 >= min_len
+        targets, starts, ends = rows[keep], starts[keep], ends[keep]
+        # per candidate event and person: looking at its first frame, and frames looking within it
+        everyone = np.arange(n_people)
+        at_first = relations.looking[:, targets, starts].T  # (N, P)
+        looked, _ = kernels.interval_support(
+            relations.looking.reshape(-1, n_frames), arrays.gaze_conf, (everyone[None, :] * n_targets + targets[:, None]).ravel(),
+            np.tile(everyone, len(targets)), np.repeat(starts, n_people), np.repeat(ends, n_people),
+        )
+        looked = looked.reshape(-1, n_people)
+        # the group: who looks at the first frame; when that is not two people (the group formed inside a
+        # bridged gap), who looks most of the time
+        majority = looked / (ends - starts + 1)[:, None] >= 0.5
+        group = np.where((at_first.sum(axis=1) >= 2)[:, None], at_first, majority)
+        formed = group.sum(axis=1) >= 2
+        targets, starts, ends, group, looked = targets[formed], starts[formed], ends[formed], group[formed], looked[formed]
+        event, people = np.nonzero(group)
+        k_of = targets[event]
+        counts, sums, size = pooled_support(
+            relations.raw.reshape(-1, n_frames), arrays.gaze_conf, people * n_targets + k_of, people,
+            starts[event], ends[event], event, len(targets),
+        )
+        confidence = support_confidence(counts, sums, size)
+        t0s, t1s = spans(arrays, starts, ends)
+        for n, (k, s, e) in enumerate(zip(targets.tolist(), starts.tolist(), ends.tolist())):
+            details = _target_details(relations, k)
+            details["joined_later"] = arrays.person_ids[(looked[n] > 0) & ~group[n]].tolist()
             events.append(Event(
-                source="gaze", event_type="joint_attention", start=int(s), end=int(e), start_time=t0, end_time=t1,
-                persons=ids, confidence=_support_conf(relations.raw[at_start, k], arrays.gaze_conf[at_start], s, e),
-                details=details, **_target_fields(arrays, relations, int(k)),
+                source="gaze", event_type="joint_attention", start=s, end=e, start_time=t0s[n], end_time=t1s[n],
+                persons=tuple(arrays.person_ids[group[n]].tolist()), confidence=confidence[n], details=details,
+                **_target_fields(arrays, relations, k),
             ))
     events = _merge_moving_focus(arrays, events, gap)
     events += _location_joint_attention(arrays, config, min_len, gap, blip)
@@ -279,22 +284,28 @@ def _location_joint_attention(arrays: TrackArrays, config: EventConfig, min_len:
     raw = kernels.pairwise_convergence(arrays.gaze_point, valid, max_distance)
     smooth = kernels.smooth_runs(raw, arrays.segment, gap, blip)
     rows, starts, ends = kernels.extract_runs(smooth, arrays.segment)
+    keep = ends - starts + 1 >= min_len
+    rows, starts, ends = rows[keep], starts[keep], ends[keep]
     first, second = np.triu_indices(arrays.n_people, k=1)
+    pair_of = np.stack([first[rows], second[rows]], axis=1).astype(np.int64)  # (N, 2)
+    counts, sums, size = pooled_support(
+        raw, arrays.gaze_conf, np.repeat(rows, 2), pair_of.ravel(), np.repeat(starts, 2), np.repeat(ends, 2),
+        np.repeat(np.arange(len(rows)), 2), len(rows),
+    )
+    confidence = support_confidence(counts, sums, size)
+    t0s, t1s = spans(arrays, starts, ends)
+    fields = target_columns(arrays, "location", None)
     events = []
-    for row, s, e in zip(rows, starts, ends):
-        if e - s + 1 < min_len:
-            continue
-        pair = [int(first[row]), int(second[row])]
-        points = arrays.gaze_point[pair][:, s : e + 1][:, raw[row, s : e + 1]].reshape(-1, 2)
+    for n, (row, s, e) in enumerate(zip(rows.tolist(), starts.tolist(), ends.tolist())):
+        pair = pair_of[n].tolist()
+        points = arrays.gaze_point[pair, s : e + 1][:, raw[row, s : e + 1]].reshape(-1, 2)
         centre = points.mean(axis=0) if len(points) else np.array([np.nan, np.nan])
-        t0, t1 = span(arrays, int(s), int(e))
         events.append(Event(
-            source="gaze", event_type="joint_attention", start=int(s), end=int(e), start_time=t0, end_time=t1,
-            persons=tuple(int(arrays.person_ids[p]) for p in pair),
-            confidence=_support_conf(np.array([raw[row], raw[row]]), arrays.gaze_conf[pair], s, e),
+            source="gaze", event_type="joint_attention", start=s, end=e, start_time=t0s[n], end_time=t1s[n],
+            persons=tuple(int(arrays.person_ids[p]) for p in pair), confidence=confidence[n],
             details={"target_type": "location", "target_id": None,
                      "location": [round(float(c), 4) for c in centre], "joined_later": []},
-            **target_columns(arrays, "location", None),
+            **fields,
         ))
     return events
 
@@ -312,7 +323,7 @@ class Onsets:
 
 def gaze_onsets(arrays: TrackArrays, relations: GazeRelations, config: EventConfig) -> Onsets:
     n_people, n_targets, n_frames = relations.looking.shape
-    rows, starts, ends = kernels.extract_runs(relations.looking.reshape(-1, n_frames), arrays.segment)
+    rows, starts, ends = relations.runs
     person, target = np.divmod(rows, max(n_targets, 1))
     before = np.maximum(starts - 1, 0)
     ok = (
@@ -333,25 +344,28 @@ def detect_gaze_following(arrays: TrackArrays, relations: GazeRelations, onsets:
         onsets.target, onsets.frame, onsets.person, relations.looking, arrays.times, arrays.segment,
         config.following_min_lag_seconds, config.following_max_lag_seconds,
     )
+    follower = np.nonzero(leader >= 0)[0]
+    first = leader[follower]
+    k = onsets.target[follower]
+    lp, fp = onsets.person[first], onsets.person[follower]
+    s, e = onsets.frame[first], onsets.frame[follower]
+    # support of the leader's look up to the follower's onset, and of the follower's look
+    n_targets, raw = relations.raw.shape[1], relations.raw.reshape(-1, arrays.n_frames)
+    lead_conf = support_confidence(*pooled_support(raw, arrays.gaze_conf, lp * n_targets + k, lp, s, e))
+    follow_conf = support_confidence(*pooled_support(raw, arrays.gaze_conf, fp * n_targets + k, fp, e, onsets.end[follower]))
+    t0s, t1s = arrays.times[s].tolist(), arrays.times[e].tolist()  # from one onset to the other
+    lags = (arrays.times[e] - arrays.times[s]).tolist()
+    lead_ids, follow_ids = arrays.person_ids[lp].tolist(), arrays.person_ids[fp].tolist()
     events = []
-    for i in np.nonzero(leader >= 0)[0]:
-        j = int(leader[i])
-        k = int(onsets.target[i])
-        lp, fp = int(onsets.person[j]), int(onsets.person[i])
-        s, e = int(onsets.frame[j]), int(onsets.frame[i])
-        lead_id, follow_id = int(arrays.person_ids[lp]), int(arrays.person_ids[fp])
-        lag = float(arrays.times[e] - arrays.times[s])
-        t0, t1 = float(arrays.times[s]), float(arrays.times[e])  # from one onset to the other
-        conf = 0.5 * (
-            _support_conf(relations.raw[[lp], k], arrays.gaze_conf[[lp]], s, e)
-            + _support_conf(relations.raw[[fp], k], arrays.gaze_conf[[fp]], e, int(onsets.end[i]))
-        )
-        details = _target_details(relations, k)
-        details.update({"leader_onset_time": float(arrays.times[s]), "follower_onset_time": float(arrays.times[e])})
+    for n, (target, start, end) in enumerate(zip(k.tolist(), s.tolist(), e.tolist())):
+        lead_id, follow_id = lead_ids[n], follow_ids[n]
+        details = _target_details(relations, target)
+        details.update({"leader_onset_time": t0s[n], "follower_onset_time": t1s[n]})
         events.append(Event(
-            source="gaze", event_type="gaze_following", start=s, end=e, start_time=t0, end_time=t1,
+            source="gaze", event_type="gaze_following", start=start, end=end, start_time=t0s[n], end_time=t1s[n],
             persons=tuple(sorted((lead_id, follow_id))), initiator=lead_id, leader=lead_id, follower=follow_id,
-            lag=lag, confidence=conf, details=details, **_target_fields(arrays, relations, k),
+            lag=lags[n], confidence=0.5 * (lead_conf[n] + follow_conf[n]), details=details,
+            **_target_fields(arrays, relations, target),
         ))
     return events
 
@@ -397,7 +411,8 @@ def detect_attention_capture(arrays: TrackArrays, relations: GazeRelations, onse
         events.append(Event(
             source="gaze", event_type="attention_capture", start=s, end=e, start_time=t0, end_time=t1,
             persons=tuple(sorted(int(arrays.person_ids[p]) for p in idx)),
-            confidence=_support_conf(relations.raw[idx, k], arrays.gaze_conf[idx], s, e),
+            confidence=interval_confidence(relations.raw.reshape(-1, arrays.n_frames), arrays.gaze_conf,
+                                     idx * relations.raw.shape[1] + k, idx, s, e),
             details=details, **_target_fields(arrays, relations, k),
         ))
     return events
@@ -425,33 +440,39 @@ def detect_sudden_gaze_shift(arrays: TrackArrays, config: EventConfig) -> list[E
     np.minimum.at(segment_first, arrays.segment, frame_numbers)
     segment_last = np.zeros_like(segment_first)
     np.maximum.at(segment_last, arrays.segment, frame_numbers)
+    # the movement of run (p, a..b) goes from frame a-1 to frame b
+    p, before, b = rows, starts - 1, ends
+    amplitude = np.hypot(*(relative[p, b] - relative[p, before]).T)
+    duration = arrays.times[b] - arrays.times[before]
+    keep = ~(amplitude < min_amplitude) & ~(duration > config.shift_max_seconds)
+    p, before, b, amplitude, duration = p[keep], before[keep], b[keep], amplitude[keep], duration[keep]
+    centre = 0.5 * (arrays.times[before] + arrays.times[b])
+    half = 0.5 * np.maximum(duration, config.shift_min_seconds)
+    seg_first, seg_last = segment_first[arrays.segment[b]], segment_last[arrays.segment[b]]
+    t0 = np.maximum(centre - half, arrays.times[seg_first])
+    t1 = np.minimum(centre + half, arrays.times[seg_last] + 1.0 / arrays.fps)
+    s = np.clip(np.searchsorted(arrays.times, t0 - 1e-9), seg_first, seg_last)
+    e = np.clip(np.searchsorted(arrays.times, t1 - 1e-9) - 1, s, seg_last)
+    moving_frames = duration > 0
+    mean_speed = np.zeros(len(p))
+    mean_speed[moving_frames] = amplitude[moving_frames] / duration[moving_frames]
+    # mean gaze confidence over the movement's frames (every frame counts)
+    every_frame = np.ones((1, arrays.n_frames), bool)
+    counts, sums = kernels.interval_support(every_frame, arrays.gaze_conf, np.zeros(len(p), np.int64), p, before, b)
+    conf = (sums / counts) * np.minimum(1.0, mean_speed / (2.0 * config.shift_min_speed))
+    pids = arrays.person_ids[p].tolist()
+    amplitude, duration, mean_speed = (round_many(v, 4) for v in (amplitude, duration, mean_speed))
+    from_kind, to_kind = arrays.gaze_type[p, before].tolist(), arrays.gaze_type[p, b].tolist()
+    from_id, to_id = arrays.gaze_id[p, before].tolist(), arrays.gaze_id[p, b].tolist()
     events = []
-    for p, a, b in zip(rows, starts, ends):
-        p, before, b = int(p), int(a) - 1, int(b)  # the movement goes from frame a-1 to frame b
-        amplitude = float(np.hypot(*(relative[p, b] - relative[p, before])))
-        duration = float(arrays.times[b] - arrays.times[before])
-        if amplitude < min_amplitude or duration > config.shift_max_seconds:
-            continue
-        centre = 0.5 * (arrays.times[before] + arrays.times[b])
-        half = 0.5 * max(duration, config.shift_min_seconds)
-        seg_first, seg_last = segment_first[arrays.segment[b]], segment_last[arrays.segment[b]]
-        t0 = max(centre - half, float(arrays.times[seg_first]))
-        t1 = min(centre + half, float(arrays.times[seg_last]) + 1.0 / arrays.fps)
-        s = int(np.clip(np.searchsorted(arrays.times, t0 - 1e-9), seg_first, seg_last))
-        e = int(np.clip(np.searchsorted(arrays.times, t1 - 1e-9) - 1, s, seg_last))
-        pid = int(arrays.person_ids[p])
-        from_kind, to_kind = GAZE_TARGET_TYPES[int(arrays.gaze_type[p, before])], GAZE_TARGET_TYPES[int(arrays.gaze_type[p, b])]
-        from_id, to_id = int(arrays.gaze_id[p, before]), int(arrays.gaze_id[p, b])
-        mean_speed = amplitude / duration if duration > 0 else 0.0
-        conf = _mean(arrays.gaze_conf[p], before, b) * min(1.0, mean_speed / (2.0 * config.shift_min_speed))
+    for n, (start, end, t_start, t_end) in enumerate(zip(s.tolist(), e.tolist(), t0.tolist(), t1.tolist())):
         events.append(Event(
-            source="gaze", event_type="sudden_gaze_shift", start=s, end=e, start_time=t0, end_time=t1,
-            persons=(pid,), initiator=pid, confidence=conf, target_type="none",
+            source="gaze", event_type="sudden_gaze_shift", start=start, end=end, start_time=t_start, end_time=t_end,
+            persons=(pids[n],), initiator=pids[n], confidence=float(conf[n]), target_type="none",
             details={
-                "from_target_type": from_kind, "from_target_id": from_id if from_id >= 0 else None,
-                "to_target_type": to_kind, "to_target_id": to_id if to_id >= 0 else None,
-                "amplitude": round(amplitude, 4), "movement_seconds": round(duration, 4),
-                "mean_speed": round(mean_speed, 4),
+                "from_target_type": GAZE_TARGET_TYPES[from_kind[n]], "from_target_id": from_id[n] if from_id[n] >= 0 else None,
+                "to_target_type": GAZE_TARGET_TYPES[to_kind[n]], "to_target_id": to_id[n] if to_id[n] >= 0 else None,
+                "amplitude": amplitude[n], "movement_seconds": duration[n], "mean_speed": mean_speed[n],
             },
         ))
     return events

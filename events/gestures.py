@@ -3,13 +3,12 @@ hand aimed at a person or object), showing (an object held out toward a person) 
 passing from one person's hand to another's). Showing and giving exist only when an object does."""
 from __future__ import annotations
 
-from collections import Counter
-
 import numpy as np
 
 from events import kernels
 from events.arrays import POINT_TARGET_TYPES, TrackArrays
-from events.records import Event, span
+from events.records import Event, round_many, span, spans
+from events.support import pooled_support, support_confidence
 from events.targets import object_label, target_columns
 from pipeline.config import EventConfig
 
@@ -24,31 +23,29 @@ def _smoothed_runs(arrays: TrackArrays, mask: np.ndarray, config: EventConfig):
     return rows[keep], starts[keep], ends[keep], smooth
 
 
-def _support(raw: np.ndarray, conf: np.ndarray, s: int, e: int) -> float:
-    seen = raw[s : e + 1]
-    return float(seen.mean() * conf[s : e + 1][seen].mean()) if seen.any() else 0.0
-
-
 def detect_pointing(arrays: TrackArrays, config: EventConfig) -> list[Event]:
     """Pointing intervals per person; the target is the most frequent pointing target inside the interval."""
     rows, starts, ends, _ = _smoothed_runs(arrays, arrays.pointing, config)
+    # ties between targets go to the one pointed at first, deterministic for the same tracks
+    kinds, ids = kernels.interval_mode(
+        arrays.point_type, arrays.point_id, arrays.pointing & (arrays.point_type >= 0), rows, starts, ends
+    )
+    counts, sums, size = pooled_support(arrays.pointing, arrays.point_conf, rows, rows, starts, ends)
+    confidence = support_confidence(counts, sums, size)
+    support = round_many(counts / size, 4)
+    t0s, t1s = spans(arrays, starts, ends)
+    pids = arrays.person_ids[rows].tolist()
     events = []
-    for p, s, e in zip(rows, starts, ends):
-        p, s, e = int(p), int(s), int(e)
-        frames = np.arange(s, e + 1)
-        frames = frames[arrays.pointing[p, frames] & (arrays.point_type[p, frames] >= 0)]
-        targets = Counter(zip(arrays.point_type[p, frames].tolist(), arrays.point_id[p, frames].tolist()))
-        kind, tid = (POINT_TARGET_TYPES[targets.most_common(1)[0][0][0]], targets.most_common(1)[0][0][1]) if targets else ("none", -1)
-        # ties in most_common keep first-seen order, which is deterministic for the same tracks
-        pid = int(arrays.person_ids[p])
-        t0, t1 = span(arrays, s, e)
+    for n, (s, e, kind_code, tid) in enumerate(zip(starts.tolist(), ends.tolist(), kinds.tolist(), ids.tolist())):
+        kind = POINT_TARGET_TYPES[kind_code] if kind_code >= 0 else "none"
+        pid = pids[n]
         tid_or_none = tid if tid >= 0 and kind in ("person", "hands", "object") else None
         events.append(Event(
-            source="gesture", event_type="pointing", start=s, end=e, start_time=t0, end_time=t1,
+            source="gesture", event_type="pointing", start=s, end=e, start_time=t0s[n], end_time=t1s[n],
             persons=tuple(sorted({pid} | ({tid} if kind in ("person", "hands") and tid >= 0 else set()))),
-            initiator=pid, confidence=_support(arrays.pointing[p], arrays.point_conf[p], s, e),
+            initiator=pid, confidence=confidence[n],
             details={"target_type": kind if kind != "elsewhere" else "none", "target_id": tid_or_none,
-                     "hand": None, "support": round(float(arrays.pointing[p, s : e + 1].mean()), 4)},
+                     "hand": None, "support": support[n]},
             **target_columns(arrays, kind, tid_or_none),
         ))
     return events
@@ -65,7 +62,10 @@ class ArmState:
         boxes = np.concatenate([people_boxes, arrays.object_boxes], axis=0)
         owner = np.concatenate([np.arange(n_people), np.full(len(arrays.object_ids), -1)]).astype(np.int64)
         self.extension, self.aim_any = kernels.arm_aim(arrays.shoulder, arrays.elbow, arrays.wrist, boxes, owner, cos_cone)
-        _, self.aim_person = kernels.arm_aim(arrays.shoulder, arrays.elbow, arrays.wrist, people_boxes, owner[:n_people], cos_cone)
+        if len(arrays.object_ids):
+            _, self.aim_person = kernels.arm_aim(arrays.shoulder, arrays.elbow, arrays.wrist, people_boxes, owner[:n_people], cos_cone)
+        else:  # without objects the candidates are the people: the same aim
+            self.aim_person = self.aim_any
         # a hanging arm is straight too: an arm reaches only when raised away from straight down
         arm = arrays.wrist - arrays.shoulder
         with np.errstate(invalid="ignore"):

@@ -80,31 +80,56 @@ def smooth_runs_numpy(mask: np.ndarray, segment: np.ndarray, max_gap: int, min_r
 
 
 @njit(cache=True)
+def _next_true(flat: np.ndarray, words: np.ndarray, g: int, end: int) -> int:
+    """First True position of ``flat[g:end]`` (``end`` when none). Gaze relations are sparse, so whole
+    8-byte words of False (``words`` is ``flat`` viewed as uint64) are skipped at once."""
+    in_words = words.shape[0] * 8
+    while g < end:
+        if (g & 7) == 0 and g + 8 <= end and g + 8 <= in_words and words[g >> 3] == 0:
+            g += 8
+        elif flat[g]:
+            return g
+        else:
+            g += 1
+    return end
+
+
+@njit(cache=True)
 def extract_runs(mask: np.ndarray, segment: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Maximal True runs of each row of (R, F) ``mask`` that stay inside one segment.
     Returns (row, first_frame, last_frame) int64 arrays ordered by row then frame."""
     n_rows, n_frames = mask.shape
+    flat = np.ascontiguousarray(mask).ravel().view(np.uint8)
+    words = flat[: flat.shape[0] // 8 * 8].view(np.uint64)
+    cont = np.zeros(n_frames, np.bool_)  # frame f may continue a run from frame f - 1 (same segment)
+    for f in range(1, n_frames):
+        cont[f] = segment[f] == segment[f - 1]
     count = 0
-    for r in range(n_rows):
-        for f in range(n_frames):
-            if mask[r, f] and (f == 0 or not mask[r, f - 1] or segment[f - 1] != segment[f]):
-                count += 1
-    rows = np.empty(count, np.int64)
-    firsts = np.empty(count, np.int64)
-    lasts = np.empty(count, np.int64)
-    k = 0
-    for r in range(n_rows):
-        f = 0
-        while f < n_frames:
-            if mask[r, f]:
-                start = f
-                while f + 1 < n_frames and mask[r, f + 1] and segment[f + 1] == segment[start]:
-                    f += 1
-                rows[k] = r
-                firsts[k] = start
-                lasts[k] = f
+    rows = np.empty(0, np.int64)
+    firsts = np.empty(0, np.int64)
+    lasts = np.empty(0, np.int64)
+    for sweep in range(2):  # the first sweep counts the runs, the second records them
+        if sweep == 1:
+            rows = np.empty(count, np.int64)
+            firsts = np.empty(count, np.int64)
+            lasts = np.empty(count, np.int64)
+        k = 0
+        for r in range(n_rows):
+            base = r * n_frames
+            end = base + n_frames
+            g = _next_true(flat, words, base, end)
+            while g < end:
+                start = g
+                g += 1
+                while g < end and flat[g] and cont[g - base]:
+                    g += 1
+                if sweep == 1:
+                    rows[k] = r
+                    firsts[k] = start - base
+                    lasts[k] = g - 1 - base
                 k += 1
-            f += 1
+                g = _next_true(flat, words, g, end)
+        count = k
     return rows, firsts, lasts
 
 
@@ -154,16 +179,15 @@ def pairwise_convergence(points: np.ndarray, valid: np.ndarray, max_distance: fl
     """For every pair i < j (row order (0,1), (0,2), ..., (1,2), ...) and frame: both gaze points valid and
     closer than ``max_distance``. ``points`` (P, F, 2) float64, ``valid`` (P, F) bool -> (P(P-1)/2, F) bool."""
     n_people, n_frames = valid.shape
-    out = np.zeros((n_people * (n_people - 1) // 2, n_frames), np.bool_)
+    out = np.empty((n_people * (n_people - 1) // 2, n_frames), np.bool_)
     limit = max_distance * max_distance
     k = 0
     for i in range(n_people):
         for j in range(i + 1, n_people):
-            for f in range(n_frames):
-                if valid[i, f] and valid[j, f]:
-                    dx = points[i, f, 0] - points[j, f, 0]
-                    dy = points[i, f, 1] - points[j, f, 1]
-                    out[k, f] = dx * dx + dy * dy <= limit
+            for f in range(n_frames):  # branch-free, so the loop vectorises (NaN points compare False)
+                dx = points[i, f, 0] - points[j, f, 0]
+                dy = points[i, f, 1] - points[j, f, 1]
+                out[k, f] = valid[i, f] & valid[j, f] & (dx * dx + dy * dy <= limit)
             k += 1
     return out
 
@@ -187,14 +211,17 @@ def gaze_speed(relative: np.ndarray, valid: np.ndarray, times: np.ndarray, segme
     the frames lie in different segments. Returns (P, F) float64."""
     n_people, n_frames = valid.shape
     out = np.full((n_people, n_frames), np.nan)
+    dt = np.zeros(n_frames)
+    step_ok = np.zeros(n_frames, np.bool_)  # frames f-1 -> f lie in one segment and time advances
+    for f in range(1, n_frames):
+        dt[f] = times[f] - times[f - 1]
+        step_ok[f] = segment[f] == segment[f - 1] and dt[f] > 0
     for p in range(n_people):
         for f in range(1, n_frames):
-            if valid[p, f] and valid[p, f - 1] and segment[f] == segment[f - 1]:
-                dt = times[f] - times[f - 1]
-                if dt > 0:
-                    dx = relative[p, f, 0] - relative[p, f - 1, 0]
-                    dy = relative[p, f, 1] - relative[p, f - 1, 1]
-                    out[p, f] = np.sqrt(dx * dx + dy * dy) / dt
+            if valid[p, f] and valid[p, f - 1] and step_ok[f]:
+                dx = relative[p, f, 0] - relative[p, f - 1, 0]
+                dy = relative[p, f, 1] - relative[p, f - 1, 1]
+                out[p, f] = np.sqrt(dx * dx + dy * dy) / dt[f]
     return out
 
 
@@ -475,3 +502,231 @@ def match_following_numpy(
         alive &= ~ok
         offset += 1
     return leader
+
+
+# --------------------------------------------------------------------------------------------------
+# 9. support of many intervals at once: how many frames saw the cue, and the summed confidence there
+
+
+@njit(cache=True)
+def interval_support(
+    seen: np.ndarray,
+    weight: np.ndarray,
+    seen_row: np.ndarray,
+    weight_row: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each interval i (frames ``starts[i]..ends[i]`` inclusive): the number of frames where
+    ``seen[seen_row[i]]`` is True and the sum of ``weight[weight_row[i]]`` over those frames.
+    ``seen`` (R, F) bool, ``weight`` (W, F) float64. Returns counts (N,) int64 and sums (N,) float64.
+    Sums run in frame order; they equal any other order whenever the sum is exact (float32 confidences
+    of at most ~2^16 frames, as in the tracks table)."""
+    n = starts.shape[0]
+    counts = np.zeros(n, np.int64)
+    sums = np.zeros(n, np.float64)
+    for i in range(n):
+        r = seen_row[i]
+        w = weight_row[i]
+        count = 0
+        total = 0.0
+        for f in range(starts[i], ends[i] + 1):
+            if seen[r, f]:
+                count += 1
+                total += weight[w, f]
+        counts[i] = count
+        sums[i] = total
+    return counts, sums
+
+
+def interval_support_numpy(
+    seen: np.ndarray,
+    weight: np.ndarray,
+    seen_row: np.ndarray,
+    weight_row: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """NumPy twin of :func:`interval_support`: every frame of every interval laid out flat, then one
+    segmented sum (``np.add.reduceat``) per interval."""
+    n = starts.shape[0]
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.float64)
+    lengths = ends - starts + 1
+    offsets = np.cumsum(lengths) - lengths  # where each interval begins in the flat layout
+    interval = np.repeat(np.arange(n), lengths)
+    frame = np.arange(lengths.sum()) - np.repeat(offsets - starts, lengths)
+    hits = seen[seen_row[interval], frame]
+    counts = np.add.reduceat(hits.astype(np.int64), offsets)
+    sums = np.add.reduceat(np.where(hits, weight[weight_row[interval], frame], 0.0), offsets)
+    return counts, sums
+
+
+# --------------------------------------------------------------------------------------------------
+# 10. the most frequent (kind, id) label of many intervals (e.g. what a pointing gesture aims at)
+
+
+@njit(cache=True)
+def interval_mode(
+    kind: np.ndarray,
+    ident: np.ndarray,
+    valid: np.ndarray,
+    rows: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each interval i (frames ``starts[i]..ends[i]`` of row ``rows[i]``): the (kind, ident) pair seen
+    most often on the frames where ``valid`` is True; ties go to the pair seen first. ``kind``/``ident``
+    (R, F) int64, ``valid`` (R, F) bool. Returns kind (N,) and ident (N,) int64, -1 / -1 where no frame
+    of the interval is valid."""
+    n = starts.shape[0]
+    out_kind = np.full(n, -1, np.int64)
+    out_ident = np.full(n, -1, np.int64)
+    longest = 0
+    for i in range(n):
+        longest = max(longest, ends[i] - starts[i] + 1)
+    seen_kind = np.empty(longest, np.int64)  # distinct pairs of the current interval, in first-seen order
+    seen_ident = np.empty(longest, np.int64)
+    count = np.empty(longest, np.int64)
+    for i in range(n):
+        r = rows[i]
+        m = 0
+        for f in range(starts[i], ends[i] + 1):
+            if not valid[r, f]:
+                continue
+            k = kind[r, f]
+            d = ident[r, f]
+            j = 0
+            while j < m and not (seen_kind[j] == k and seen_ident[j] == d):
+                j += 1
+            if j == m:
+                seen_kind[m] = k
+                seen_ident[m] = d
+                count[m] = 0
+                m += 1
+            count[j] += 1
+        best = -1
+        for j in range(m):
+            if best < 0 or count[j] > count[best]:
+                best = j
+        if best >= 0:
+            out_kind[i] = seen_kind[best]
+            out_ident[i] = seen_ident[best]
+    return out_kind, out_ident
+
+
+def interval_mode_numpy(
+    kind: np.ndarray,
+    ident: np.ndarray,
+    valid: np.ndarray,
+    rows: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """NumPy twin of :func:`interval_mode`: every frame of every interval laid out flat, pairs counted by
+    sorting, then per interval the largest count with the earliest first sighting."""
+    n = starts.shape[0]
+    out_kind = np.full(n, -1, np.int64)
+    out_ident = np.full(n, -1, np.int64)
+    lengths = np.maximum(ends - starts + 1, 0)
+    if lengths.sum() == 0:
+        return out_kind, out_ident
+    interval = np.repeat(np.arange(n), lengths)
+    frame = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths - starts, lengths)
+    row = rows[interval]
+    ok = valid[row, frame]
+    interval, row, frame = interval[ok], row[ok], frame[ok]
+    k, d = kind[row, frame], ident[row, frame]
+    position = np.arange(len(interval))  # frames are laid out in order: position = order of sighting
+    order = np.lexsort((position, d, k, interval))
+    interval, k, d, position = interval[order], k[order], d[order], position[order]
+    new_group = np.ones(len(interval), bool)
+    new_group[1:] = (interval[1:] != interval[:-1]) | (k[1:] != k[:-1]) | (d[1:] != d[:-1])
+    group_start = np.flatnonzero(new_group)
+    count = np.diff(np.append(group_start, len(interval)))
+    g_interval, g_kind, g_ident, g_first = interval[group_start], k[group_start], d[group_start], position[group_start]
+    best = np.lexsort((g_first, -count, g_interval))
+    winner = best[np.concatenate([[True], g_interval[best][1:] != g_interval[best][:-1]])]
+    out_kind[g_interval[winner]] = g_kind[winner]
+    out_ident[g_interval[winner]] = g_ident[winner]
+    return out_kind, out_ident
+
+
+# --------------------------------------------------------------------------------------------------
+# 11. where a run of a row starts and how long it continues, for many (row, frame) queries
+
+
+@njit(cache=True)
+def run_bounds(mask: np.ndarray, segment: np.ndarray, rows: np.ndarray, frames: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each query (row ``rows[i]``, frame ``frames[i]``) of (R, F) ``mask``, within the frame's segment:
+    ``first``: the first frame of the True run containing the frame or, when the frame is False, of the
+    next run (searching up to the segment's last frame, from where a run just before is taken back);
+    ``last``: the last frame h >= frame such that frames frame+1..h are all True (the run continuing
+    from the frame). Returns first (N,) and last (N,) int64."""
+    n = rows.shape[0]
+    n_frames = mask.shape[1]
+    first = np.empty(n, np.int64)
+    last = np.empty(n, np.int64)
+    for i in range(n):
+        r = rows[i]
+        frame = frames[i]
+        f = frame
+        while f < n_frames - 1 and not mask[r, f] and segment[f + 1] == segment[frame]:
+            f += 1
+        while f > 0 and mask[r, f - 1] and segment[f - 1] == segment[f]:
+            f -= 1
+        first[i] = f
+        h = frame
+        while h + 1 < n_frames and mask[r, h + 1] and segment[h + 1] == segment[frame]:
+            h += 1
+        last[i] = h
+    return first, last
+
+
+def run_bounds_numpy(mask: np.ndarray, segment: np.ndarray, rows: np.ndarray, frames: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """NumPy twin of :func:`run_bounds`: a table of the True runs of the queried rows (split at segment
+    changes, flattened row-major) looked up with ``np.searchsorted``."""
+    n_frames = mask.shape[1]
+    n = rows.shape[0]
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    used, which = np.unique(rows, return_inverse=True)
+    which = which.reshape(-1)
+    m = mask[used]
+    same = segment[1:] == segment[:-1]
+    continues = np.zeros_like(m)
+    continues[:, 1:] = m[:, 1:] & m[:, :-1] & same[None, :]
+    u, f = np.nonzero(m & ~continues)
+    run_first = u * n_frames + f  # flat position of every run's first frame, sorted
+    ends_next = np.zeros_like(m)
+    ends_next[:, :-1] = continues[:, 1:]
+    u, f = np.nonzero(m & ~ends_next)
+    run_last = u * n_frames + f
+    base = which * n_frames
+
+    def run_of(position: np.ndarray) -> np.ndarray:  # the run containing a True flat position
+        return np.searchsorted(run_first, position, side="right") - 1
+
+    index = np.arange(n_frames)
+    is_segment_end = np.append(~same, True)
+    segment_last = np.minimum.accumulate(np.where(is_segment_end, index, n_frames)[::-1])[::-1]
+    # first: the first True frame at or after the query frame, capped at the segment's last frame ...
+    following = np.searchsorted(run_first, base + frames, side="left")
+    has_next = following < len(run_first)
+    next_true = np.full(n, n_frames)
+    next_true[has_next] = run_first[following[has_next]] - base[has_next]
+    next_true = np.where(m[which, frames], frames, np.minimum(next_true, n_frames))
+    f1 = np.minimum(next_true, segment_last[frames])
+    # ... then back to the start of the run it is in, or of the run just before it in its segment
+    on = m[which, f1]
+    before = np.maximum(f1 - 1, 0)
+    back = ~on & (f1 > 0) & m[which, before] & (segment[before] == segment[f1])
+    first = f1.copy()
+    first[on] = run_first[run_of(base[on] + f1[on])] - base[on]
+    first[back] = run_first[run_of(base[back] + before[back])] - base[back]
+    # last: the end of the run the next frame is in, when it continues the query frame's segment
+    after = np.minimum(frames + 1, n_frames - 1)
+    goes_on = (frames + 1 < n_frames) & m[which, after] & (segment[after] == segment[frames])
+    last = frames.copy()
+    last[goes_on] = run_last[run_of(base[goes_on] + after[goes_on])] - base[goes_on]
+    return first.astype(np.int64), last.astype(np.int64)

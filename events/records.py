@@ -35,14 +35,6 @@ class Event:
     details: dict[str, Any] = field(default_factory=dict)
     parents: tuple[int, ...] = ()
 
-    def sort_key(self, details_json: str) -> tuple:
-        return (
-            round(self.start_time, 9), self.event_type, self.persons, round(self.end_time, 9),
-            -1 if self.initiator is None else self.initiator,
-            -1 if self.target_person is None else self.target_person,
-            self.target_label or "", details_json,
-        )
-
 
 def span(arrays: TrackArrays, start: int, end: int) -> tuple[float, float]:
     """Times of a frame interval: from the first frame's time to one sampling step after the last frame
@@ -50,15 +42,52 @@ def span(arrays: TrackArrays, start: int, end: int) -> tuple[float, float]:
     return float(arrays.times[start]), float(arrays.times[end] + 1.0 / arrays.fps)
 
 
+def spans(arrays: TrackArrays, starts: np.ndarray, ends: np.ndarray) -> tuple[list[float], list[float]]:
+    """:func:`span` of many frame intervals at once, as lists of Python floats."""
+    return arrays.times[starts].tolist(), (arrays.times[ends] + 1.0 / arrays.fps).tolist()
+
+
+_DETAILS_JSON = json.JSONEncoder(sort_keys=True)  # same text as json.dumps(..., sort_keys=True), built once
+
+
+def round_many(values: np.ndarray, digits: int) -> list[float]:
+    """``[round(v, digits) for v in values]`` (Python's correctly rounded round), vectorised.
+
+    rint(v x 10^digits) / 10^digits is the same float whenever the scaled value is an exact integer
+    candidate (|v x 10^digits| < 2^52) and not within its rounding error of a .5 tie; the few values
+    that are not go through round() itself."""
+    values = np.asarray(values, np.float64)
+    scale = 10.0**digits
+    with np.errstate(over="ignore", invalid="ignore"):
+        scaled = values * scale
+        out = np.rint(scaled) / scale
+        tie_distance = np.abs(scaled - np.floor(scaled) - 0.5)
+        unsure = ~(np.abs(scaled) < 2.0**52) | ~(tie_distance > np.abs(scaled) * 2.0**-50 + 1e-12)
+    if unsure.any():
+        out[unsure] = [round(v, digits) for v in values[unsure].tolist()]
+    return out.tolist()
+
+
 def events_to_table(arrays: TrackArrays, events: list[Event]) -> pa.Table:
     """Sort events by (start_time, event_type, persons, ...), number them 0..n-1 and build the table."""
     if not events:
         return empty_table(EVENTS_SCHEMA)
-    details = [json.dumps(e.details, sort_keys=True) for e in events]
-    order = sorted(range(len(events)), key=lambda i: events[i].sort_key(details[i]))
-    new_id = np.empty(len(events), np.int64)
-    new_id[order] = np.arange(len(events))
+    details = [_DETAILS_JSON.encode(e.details) for e in events]
+    # order: start time (to 1 ns), type, persons, end time, initiator, target person, target label, details
+    start_keys = round_many([e.start_time for e in events], 9)
+    end_keys = round_many([e.end_time for e in events], 9)
+    keys = [
+        (t0, e.event_type, e.persons, t1, -1 if e.initiator is None else e.initiator,
+         -1 if e.target_person is None else e.target_person, e.target_label or "", d)
+        for e, d, t0, t1 in zip(events, details, start_keys, end_keys)
+    ]
+    order = sorted(range(len(events)), key=keys.__getitem__)
+    new_id = [0] * len(events)
+    for position, i in enumerate(order):
+        new_id[i] = position
     ordered = [events[i] for i in order]
+    starts = np.array([e.start for e in ordered], np.int64)
+    ends = np.array([e.end for e in ordered], np.int64)
 
     def opt(values: list, kind: pa.DataType) -> pa.Array:
         return pa.array(values, type=kind)
@@ -70,9 +99,9 @@ def events_to_table(arrays: TrackArrays, events: list[Event]) -> pa.Table:
         "event_type": opt([e.event_type for e in ordered], pa.string()),
         "start_time": pa.array(np.array([e.start_time for e in ordered], np.float64)),
         "end_time": pa.array(np.array([e.end_time for e in ordered], np.float64)),
-        "start_frame": pa.array(arrays.frame_idx[[e.start for e in ordered]].astype(np.int32)),
-        "end_frame": pa.array(arrays.frame_idx[[e.end for e in ordered]].astype(np.int32)),
-        "shot_id": pa.array(arrays.shot_id[[e.start for e in ordered]].astype(np.int32)),
+        "start_frame": pa.array(arrays.frame_idx[starts].astype(np.int32)),
+        "end_frame": pa.array(arrays.frame_idx[ends].astype(np.int32)),
+        "shot_id": pa.array(arrays.shot_id[starts].astype(np.int32)),
         "persons_involved": opt([list(e.persons) for e in ordered], pa.list_(pa.int32())),
         "initiator_id": opt([e.initiator for e in ordered], pa.int32()),
         "target_type": opt([e.target_type for e in ordered], pa.string()),
@@ -82,7 +111,7 @@ def events_to_table(arrays: TrackArrays, events: list[Event]) -> pa.Table:
         "follower_id": opt([e.follower for e in ordered], pa.int32()),
         "lag_seconds": opt([e.lag for e in ordered], pa.float32()),
         "confidence": pa.array(np.array([e.confidence for e in ordered], np.float32)),
-        "parent_event_ids": opt([sorted(int(new_id[p]) for p in e.parents) for e in ordered], pa.list_(pa.int64())),
+        "parent_event_ids": opt([sorted([new_id[p] for p in e.parents]) for e in ordered], pa.list_(pa.int64())),
         "details": opt([details[i] for i in order], pa.string()),
     }
     return pa.Table.from_pydict(columns, schema=EVENTS_SCHEMA)

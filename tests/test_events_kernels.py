@@ -2,6 +2,8 @@
 plus small hand-made cases with known answers."""
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 
@@ -80,6 +82,101 @@ def test_lag_search_matches_twin(seed):
         K.match_following(target, frame, person, looking, times, segment, 0.2, 1.5),
         K.match_following_numpy(target, frame, person, looking, times, segment, 0.2, 1.5),
     )
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_runs_of_sparse_long_and_strided_masks_match_twin(seed):
+    """extract_runs skips all-False 8-byte words: long sparse rows, odd lengths and non-contiguous views."""
+    rng = np.random.default_rng(seed)
+    n_rows, n_frames = int(rng.integers(1, 6)), int(rng.integers(0, 400))
+    mask = np.zeros((n_rows, n_frames), bool)
+    for _ in range(int(rng.integers(0, 12))):
+        if n_frames:
+            start = int(rng.integers(0, n_frames))
+            mask[int(rng.integers(0, n_rows)), start : start + int(rng.integers(1, 30))] = True
+    segment = _segments(rng, n_frames)
+    for view, seg in ((mask, segment), (mask[:, 1:], segment[1:]), (mask[::-1, ::3], segment[::3]), (np.asfortranarray(mask), segment)):
+        for fast, ref in zip(K.extract_runs(view, seg), K.extract_runs_numpy(view, seg)):
+            np.testing.assert_array_equal(fast, ref)
+
+
+def _intervals(rng: np.random.Generator, n_rows: int, n_frames: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    n = int(rng.integers(0, 30))
+    starts = rng.integers(0, n_frames, n)
+    ends = np.minimum(starts + rng.integers(0, 25, n), n_frames - 1)
+    return rng.integers(0, n_rows, n), starts, ends
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_interval_support_matches_twin(seed):
+    rng = np.random.default_rng(seed)
+    n_rows, n_frames = int(rng.integers(1, 5)), int(rng.integers(1, 80))
+    seen = rng.random((n_rows, n_frames)) < rng.random()
+    weight = rng.integers(0, 4096, (3, n_frames)) / 4096.0  # dyadic: every summation order is exact
+    rows, starts, ends = _intervals(rng, n_rows, n_frames)
+    weight_rows = rng.integers(0, 3, len(rows))
+    fast = K.interval_support(seen, weight, rows, weight_rows, starts, ends)
+    ref = K.interval_support_numpy(seen, weight, rows, weight_rows, starts, ends)
+    for a, b in zip(fast, ref):
+        np.testing.assert_array_equal(a, b)
+    for i in range(len(rows)):  # and the plain definition
+        hit = seen[rows[i], starts[i] : ends[i] + 1]
+        assert fast[0][i] == hit.sum()
+        assert fast[1][i] == weight[weight_rows[i], starts[i] : ends[i] + 1][hit].sum()
+    # arbitrary float weights: equal up to summation order
+    floats = rng.random((3, n_frames))
+    np.testing.assert_allclose(
+        K.interval_support(seen, floats, rows, weight_rows, starts, ends)[1],
+        K.interval_support_numpy(seen, floats, rows, weight_rows, starts, ends)[1], rtol=1e-12,
+    )
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_interval_mode_matches_twin_and_counter(seed):
+    rng = np.random.default_rng(seed)
+    n_rows, n_frames = int(rng.integers(1, 5)), int(rng.integers(1, 80))
+    kind = rng.integers(0, 3, (n_rows, n_frames))
+    ident = rng.integers(-1, 3, (n_rows, n_frames))
+    valid = rng.random((n_rows, n_frames)) < rng.random()
+    rows, starts, ends = _intervals(rng, n_rows, n_frames)
+    fast = K.interval_mode(kind, ident, valid, rows, starts, ends)
+    for a, b in zip(fast, K.interval_mode_numpy(kind, ident, valid, rows, starts, ends)):
+        np.testing.assert_array_equal(a, b)
+    for i in range(len(rows)):  # Counter.most_common keeps first-seen order among equal counts
+        frames = np.arange(starts[i], ends[i] + 1)
+        frames = frames[valid[rows[i], frames]]
+        counts = Counter(zip(kind[rows[i], frames].tolist(), ident[rows[i], frames].tolist()))
+        expected = counts.most_common(1)[0][0] if counts else (-1, -1)
+        assert (fast[0][i], fast[1][i]) == expected
+
+
+def _run_start(mask: np.ndarray, segment: np.ndarray, frame: int) -> int:
+    """The first version's per-frame Python walk (mutual gaze onset), kept as the reference."""
+    f = frame
+    while f < len(mask) - 1 and not mask[f] and segment[f + 1] == segment[frame]:
+        f += 1
+    while f > 0 and mask[f - 1] and segment[f - 1] == segment[f]:
+        f -= 1
+    return f
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_run_bounds_matches_twin_and_walk(seed):
+    rng = np.random.default_rng(seed)
+    n_rows, n_frames = int(rng.integers(1, 5)), int(rng.integers(1, 80))
+    mask = rng.random((n_rows, n_frames)) < rng.random()
+    segment = _segments(rng, n_frames)
+    n = int(rng.integers(0, 30))
+    rows, frames = rng.integers(0, n_rows, n), rng.integers(0, n_frames, n)
+    first, last = K.run_bounds(mask, segment, rows, frames)
+    for a, b in zip((first, last), K.run_bounds_numpy(mask, segment, rows, frames)):
+        np.testing.assert_array_equal(a, b)
+    for i in range(n):
+        assert first[i] == _run_start(mask[rows[i]], segment, frames[i])
+        h = frames[i]
+        while h + 1 < n_frames and mask[rows[i], h + 1] and segment[h + 1] == segment[frames[i]]:
+            h += 1
+        assert last[i] == h
 
 
 def test_smoothing_known_answer():
