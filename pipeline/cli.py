@@ -55,7 +55,7 @@ def _setup_logging(verbose: bool) -> None:
 
 
 def _fail(message: str, code: int = 2) -> None:
-    console.print(f"[bold red]error:[/] {message}", highlight=False)
+    console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)  # paths stay whole
     raise typer.Exit(code)
 
 
@@ -136,13 +136,16 @@ def run(
     started = time.time()
     statuses = []
     if plan.todo:
-        if chosen == "ray":
-            from pipeline.ray_runner import iter_ray
+        from pipeline.ray_runner import PerceptionStartupError, iter_ray  # cheap: ray is imported on use
 
+        if chosen == "ray":
             stream = iter_ray(plan.todo, config, out, ray_address=ray_address)
         else:
             stream = runner.iter_local(plan.todo, config, store)
-        statuses = _consume_with_progress(stream, len(plan.todo))
+        try:
+            statuses = _consume_with_progress(stream, len(plan.todo))
+        except PerceptionStartupError as exc:
+            _fail(str(exc), code=1)
     else:
         log.info("nothing to do: every input already has an ok status for config %s (use --overwrite to redo)",
                  config.hash())
@@ -164,6 +167,7 @@ def run(
 def _consume_with_progress(stream, total: int) -> list[dict]:
     statuses: list[dict] = []
     frames = 0
+    video_seconds = 0.0
     started = time.time()
     columns = [TextColumn("[bold]videos"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[detail]}"),
                TimeElapsedColumn(), TimeRemainingColumn()]
@@ -172,9 +176,11 @@ def _consume_with_progress(stream, total: int) -> list[dict]:
         for status in stream:
             statuses.append(status)
             frames += status.get("n_frames") or 0
+            video_seconds += status.get("duration_s") or 0.0
             failed = sum(s["status"] == "failed" for s in statuses)
-            rate = frames / max(time.time() - started, 1e-9)
-            progress.update(task, advance=1, detail=f"{failed} failed, {rate:.1f} frames/s")
+            elapsed = max(time.time() - started, 1e-9)
+            progress.update(task, advance=1, detail=f"{failed} failed, {frames / elapsed:.1f} frames/s, "
+                                                    f"{video_seconds / elapsed:.2f} video-s/s")
             if not console.is_terminal:
                 log.info("[%d/%d] %s %s%s", len(statuses), total, status["video_id"], status["status"],
                          f" ({status['error']})" if status.get("error") else f" ({status.get('n_frames', 0)} frames, "

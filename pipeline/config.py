@@ -122,6 +122,7 @@ class RunConfig:
     clip_timeout_seconds: float = 1800.0
     max_retries: int = 2  # retries of a clip whose worker died
     worker_start_timeout_seconds: float = 600.0  # a perception actor still loading models after this is replaced
+    clip_timeout_per_video_second: float = 2.0  # added to clip_timeout_seconds per second of video (long videos)
 
 
 @dataclass(frozen=True)
