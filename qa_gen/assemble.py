@@ -34,8 +34,9 @@ def _grounding(ctx: VideoContext, events: Sequence[Event]) -> list[dict]:
     """[{"source": "gaze"|"gesture", "persons": [...]}] per cited modality event; cross-modal events
     contribute their gaze and gesture parents."""
     out: list[dict] = []
-    for e in events:
-        parts = [ctx.by_id[p] for p in e.parents if p in ctx.by_id] if e.source == "cross" else [e]
+    # candidates may collect their events from sets: order them so the row never depends on hashing
+    for e in sorted(events, key=lambda e: (e.start, e.event_id)):
+        parts = [ctx.by_id[p] for p in sorted(e.parents) if p in ctx.by_id] if e.source == "cross" else [e]
         for part in parts:
             if part.source not in ("gaze", "gesture"):
                 continue
@@ -52,9 +53,9 @@ def _trace(ctx: VideoContext, candidate: Candidate, answer_text: str, fmt: str) 
             continue  # its parents carry the observable evidence
         steps.append({"text": event_sentence(e, ctx.step), "modality": "visual", "external_knowledge": False,
                       "event_id": e.event_id})
-    for e in candidate.events:
+    for e in sorted(candidate.events, key=lambda e: (e.start, e.event_id)):
         if e.source == "cross":
-            for p in e.parents:
+            for p in sorted(e.parents):
                 if p in ctx.by_id and all(s["event_id"] != p for s in steps):
                     steps.append({"text": event_sentence(ctx.by_id[p], ctx.step), "modality": "visual",
                                   "external_knowledge": False, "event_id": p})
