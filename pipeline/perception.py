@@ -16,6 +16,7 @@ import time
 from collections import defaultdict
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Iterator, Optional
 
 import numpy as np
@@ -25,6 +26,7 @@ from detectors.observation import FrameObservations
 from pipeline import schema
 from pipeline.clip import ClipSpec, PerceptionResult, VideoInfo
 from pipeline.config import Config
+from pipeline.prefetch import Prefetcher
 from pipeline.video import SampledFrame, ShotDetector, VideoError, iter_frames, probe
 from tracking.appearance import appearance_descriptors
 from tracking.gaze_gaps import fill_gaze_gaps
@@ -59,7 +61,10 @@ class PerceptionWorker:
         native_idx: list[int] = []
         batch: list[SampledFrame] = []
         # closing(): the container is released even when detection fails halfway through the clip
-        with closing(iter_frames(clip.uri, sampling.fps, sampling.max_side, clip.start_s, clip.end_s)) as frames:
+        # decoding runs a batch ahead in a background thread, overlapping detection of the batch before
+        decode = partial(iter_frames, clip.uri, sampling.fps, sampling.max_side, clip.start_s, clip.end_s)
+        depth = 2 * max(1, self.config.detector.batch_size)
+        with closing(Prefetcher(decode, depth)) as frames:
             while True:
                 with _timed(timings, "decode"):
                     frame = next(frames, None)
