@@ -151,6 +151,7 @@ class _Clip:
     attempts: int = 0  # perception attempts started
     started: float = field(default_factory=time.time)  # wall clock of the first attempt
     deaths: list[str] = field(default_factory=list)  # why each dead worker died
+    duration_s: float = 0.0  # the video's length, once probed: longer videos get more time
 
 
 @dataclass
@@ -373,6 +374,7 @@ class _Scheduler:
         except ray.exceptions.RayError:  # the actor died: its perceive call reports that
             return
         if duration and call.perceive.clip is call.clip:
+            call.clip.duration_s = float(duration)
             call.perceive.deadline += duration * self.config.run.clip_timeout_per_video_second
 
     def _on_perceived(self, ref: Any, call: _Call) -> Optional[dict]:
@@ -396,7 +398,8 @@ class _Scheduler:
             return failure
         index = min(range(len(self.events_actors)), key=self.events_load.__getitem__)
         self.events_load[index] += 1
-        deadline = time.monotonic() + self.timeout
+        # events + QA grow with the video too (and a fresh events actor first loads its Numba cache)
+        deadline = time.monotonic() + self.timeout + clip.duration_s * self.config.run.clip_timeout_per_video_second
         # Ray resolves the ref inside the events actor: the tables never pass through the driver
         finish_ref = self.events_actors[index].finish.remote(clip.video, call.result_ref, clip.started)
         self.calls[finish_ref] = _Call("finish", deadline, clip=clip, events_index=index)
