@@ -99,6 +99,9 @@ def main() -> None:
     parser.add_argument("--fps", type=float, default=2.0)
     parser.add_argument("--repeat", type=int, default=2, help="runs per mode; the best is kept")
     parser.add_argument("--workdir", type=Path, default=None, help="where the corpus and outputs go [a temp dir]")
+    parser.add_argument("--perception-threads", type=int, default=1,
+                        help="per-person model threads in each perception worker; 1 (default) so that the "
+                             "scaling figure measures workers, not threads inside one worker")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
 
@@ -109,7 +112,7 @@ def main() -> None:
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bench_corpus_"))
     corpus = build_corpus(workdir / "corpus", find_media(), args.copies)
     videos = assign_video_ids(expand_inputs([str(corpus)]))
-    config = Config().replace(sampling={"fps": args.fps})
+    config = Config().replace(sampling={"fps": args.fps}, run={"perception_threads": args.perception_threads})
     cpus = runner._cpu_count()
     print(f"corpus: {len(videos)} clips in {corpus}, fps {args.fps:g}, {cpus} CPU(s), "
           f"load average before: {os.getloadavg()[0]:.2f}", flush=True)

@@ -10,7 +10,11 @@ Per frame:
 """
 from __future__ import annotations
 
+import os
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -43,6 +47,10 @@ class PersonCandidate:
     head: np.ndarray | None  # (4,) or None
     hand_boxes: np.ndarray  # (2, 4), NaN rows when unknown
     face: Face | None  # the detected face this person is anchored on, if any
+
+
+def _usable_cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def _empty_keypoints() -> np.ndarray:
@@ -91,29 +99,71 @@ class MediaPipeDetector:
     def __init__(self, config: Config, models: MediaPipeModels | None = None) -> None:
         self.config = config
         self.models = models or MediaPipeModels(face_min_conf=0.3, pose_min_conf=0.4)
-        self.refiner = PersonRefiner(config, self.models)
+        # MediaPipe graphs run with the GIL released but are not thread-safe: one model set per thread,
+        # each person's crops handled by one of them (results do not depend on which)
+        threads = config.run.perception_threads or min(4, _usable_cores())
+        self.model_sets = [self.models] + [
+            MediaPipeModels(face_min_conf=0.3, pose_min_conf=0.4) for _ in range(max(0, threads - 1))
+        ]
+        self.refiners = [PersonRefiner(config, m) for m in self.model_sets]
+        self.pool = ThreadPoolExecutor(threads, thread_name_prefix="socialtrace-person") if threads > 1 else None
         self.max_search_passes = config.detector.mediapipe_search_passes
+        # frames between whole-frame searches while a search finds nobody (always the next frame otherwise)
+        self.search_every = max(1, round(config.sampling.fps * config.detector.search_interval_seconds))
 
     def detect(self, frames: list[np.ndarray]) -> list[FrameObservations]:
-        """People in each RGB frame (see ``PersonDetector.detect``)."""
+        """People in each RGB frame (see ``PersonDetector.detect``). Frames are consecutive samples of one
+        clip: the costly search for people without a visible face runs on the batch's first frame, when
+        faces explain fewer people than were seen in any of the last ``search_every`` frames, and
+        otherwise every ``search_every`` frames (to find newcomers seen from behind)."""
         check_frames(frames)
-        return [self.detect_frame(frame) for frame in frames]
+        observations = []
+        recent_counts: deque[int] = deque(maxlen=self.search_every)
+        for index, frame in enumerate(frames):
+            periodic = index % self.search_every == 0
+            candidates = self.find_people(frame, search=periodic, search_below=max(recent_counts, default=0))
+            recent_counts.append(len(candidates))
+            observations.append(self._observe(frame, candidates))
+        return observations
 
-    def detect_frame(self, frame: np.ndarray) -> FrameObservations:
-        candidates = self.find_people(frame)
+    def _observe(self, frame: np.ndarray, candidates: list[PersonCandidate]) -> FrameObservations:
         observations = self._to_observations(candidates, frame.shape[1], frame.shape[0])
-        return self.refiner.refine(frame, observations, [c.face for c in candidates])
+        self._per_person(
+            lambda i, slot: self.refiners[slot].refine_person(frame, observations, i, candidates[i].face),
+            range(len(candidates)),
+        )
+        return observations
+
+    def _per_person(self, work: Callable[[Any, int], Any], items: Iterable[Any]) -> list[Any]:
+        """``work(item, slot)`` for every item, in order; items are dealt to the model sets (``slot``)
+        and the sets run in parallel threads, each set in one thread only."""
+        items = list(items)
+        slots = min(len(self.model_sets), len(items))
+        if self.pool is None or slots <= 1:
+            return [work(item, 0) for item in items]
+        results: list[Any] = [None] * len(items)
+
+        def run_slot(slot: int) -> None:
+            for k in range(slot, len(items), slots):
+                results[k] = work(items[k], slot)
+
+        list(self.pool.map(run_slot, range(slots)))  # list(): re-raises a worker's exception here
+        return results
 
     # --- person search ------------------------------------------------------------------------
 
-    def find_people(self, frame: np.ndarray) -> list[PersonCandidate]:
-        """Face-anchored people first, then people found by pose on the unexplained rest of the frame."""
+    def find_people(self, frame: np.ndarray, search: bool = True, search_below: int = 0) -> list[PersonCandidate]:
+        """Face-anchored people first, then people found by pose on the unexplained rest of the frame
+        (when ``search``, or when faces explain fewer than ``search_below`` people)."""
         faces = [f for f in self.models.faces(frame) if self._plausible_face(f, frame)]
-        people: list[PersonCandidate] = []
-        for face in faces:
-            others = [f.box for f in faces if f is not face]
-            people.append(self._person_from_face(frame, face, others))
-        for _ in range(self.max_search_passes):
+        people: list[PersonCandidate] = self._per_person(
+            lambda face, slot: self._person_from_face(
+                frame, face, [f.box for f in faces if f is not face], self.model_sets[slot]
+            ),
+            faces,
+        )
+        search = search or len(people) < search_below
+        for _ in range(self.max_search_passes if search else 0):
             found = self._person_from_rest(frame, people)
             if found is None:
                 break
@@ -125,7 +175,9 @@ class MediaPipeDetector:
         width = face.box[2] - face.box[0]
         return width >= 0.015 * max(frame.shape[:2])  # tiny faces cannot carry pose, gaze or hands
 
-    def _person_from_face(self, frame: np.ndarray, face: Face, other_faces: list[np.ndarray]) -> PersonCandidate:
+    def _person_from_face(
+        self, frame: np.ndarray, face: Face, other_faces: list[np.ndarray], models: MediaPipeModels
+    ) -> PersonCandidate:
         height, width = frame.shape[:2]
         fx1, fy1, fx2, fy2 = face.box
         face_w, face_h = fx2 - fx1, fy2 - fy1
@@ -138,7 +190,7 @@ class MediaPipeDetector:
         ).round().astype(int)
         x0, y0, x1, y1 = crop
         patch = _grey_out(frame[y0:y1, x0:x1], [b - [x0, y0, x0, y0] for b in other_faces])
-        landmarks = self.models.pose(patch) if min(patch.shape[:2]) >= 16 else None
+        landmarks = models.pose(patch) if min(patch.shape[:2]) >= 16 else None
         keypoints = _empty_keypoints()
         hand_boxes = np.full((2, 4), np.nan)
         if landmarks is not None:

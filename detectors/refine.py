@@ -45,19 +45,21 @@ class PersonRefiner:
         ``frame`` is the RGB image the observations were made on; ``faces`` optionally gives, per
         person, the face detection they are anchored on (its score weights gaze confidence)."""
         n = len(observations)
-        if n == 0:
-            return observations
-        height, width = frame.shape[:2]
-        scale = np.array([width, height], dtype=np.float64)
-        keypoints_px = observations.keypoints.astype(np.float64).copy()
-        keypoints_px[..., :2] *= scale
         faces = faces if faces is not None else [None] * n
         if len(faces) != n:
             raise ValueError(f"refine: got {len(faces)} faces for {n} people")
         for i in range(n):
-            self._refine_head_and_gaze(frame, observations, i, keypoints_px[i], faces[i])
-            self._refine_hands(frame, observations, i, keypoints_px[i])
+            self.refine_person(frame, observations, i, faces[i])
         return observations
+
+    def refine_person(self, frame: np.ndarray, observations: FrameObservations, i: int, face: Face | None) -> None:
+        """Refine row ``i`` only; rows are independent, so different rows may be refined at the same time
+        by refiners holding different models."""
+        height, width = frame.shape[:2]
+        keypoints_px = observations.keypoints[i].astype(np.float64).copy()
+        keypoints_px[:, :2] *= np.array([width, height], dtype=np.float64)
+        self._refine_head_and_gaze(frame, observations, i, keypoints_px, face)
+        self._refine_hands(frame, observations, i, keypoints_px)
 
     # --- gaze ---------------------------------------------------------------------------------
 

@@ -32,6 +32,8 @@ class DetectorConfig:
     batch_size: int = 8  # frames per YOLO forward pass
     device: str = ""  # "" lets the backend choose (GPU when present)
     mediapipe_search_passes: int = 1  # pose passes over the frame minus people found (back views)
+    # that search runs on every frame while it finds someone, otherwise once per this interval
+    search_interval_seconds: float = 1.0
     hand_model: bool = True  # run the hand landmark model on raised arms (pointing / open palm)
 
 
@@ -121,6 +123,9 @@ class RunConfig:
     gpus_per_worker: float = 0.0
     clip_timeout_seconds: float = 1800.0
     max_retries: int = 2  # retries of a clip whose worker died
+    # threads one perception worker uses for per-person models (0 = the cores this process may use, at
+    # most 4); outputs do not depend on it
+    perception_threads: int = 0
     worker_start_timeout_seconds: float = 600.0  # a perception actor still loading models after this is replaced
     clip_timeout_per_video_second: float = 2.0  # added to clip_timeout_seconds per second of video (long videos)
 

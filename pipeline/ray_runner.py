@@ -81,7 +81,8 @@ class PerceptionActor:
 
         self.config = config
         self.store = OutputStore(out_uri)
-        self.worker = PerceptionWorker(config)
+        # per-person model threads follow the actor's share of the cores
+        self.worker = PerceptionWorker(config.replace(run={"perception_threads": config.run.perception_threads or threads}))
         _pin_loaded_thread_pools(threads)
 
     def ready(self) -> int:
