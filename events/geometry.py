@@ -190,6 +190,20 @@ def _run(frame_index, origin, direction, active, owner, cand, aspect, cone_rad, 
     return best, point, cand_type, cand_id
 
 
+def _check_rows(n: int, **arrays: np.ndarray) -> None:
+    """Every per-row array has one entry per row of ``frame_index``."""
+    for name, arr in arrays.items():
+        if len(arr) != n:
+            raise ValueError(f"{name} has {len(arr)} rows, frame_index has {n}")
+
+
+def _objects_or_none(objects, object_id, object_frame):
+    """Object candidates, or none when no object detector ran."""
+    if objects is None:
+        return np.zeros((0, 4)), np.zeros(0), np.zeros(0)
+    return objects, object_id, object_frame
+
+
 def assign_gaze_targets(
     frame_index: np.ndarray,
     origin: np.ndarray,
@@ -234,11 +248,8 @@ def assign_gaze_targets(
     direction = _as(direction, np.float64, (3,), "direction")
     conf = _as(conf, np.float64, (), "conf").reshape(-1)
     self_id = _as(self_id, np.int64, (), "self_id").reshape(-1)
-    for name, arr in (("origin", origin), ("direction", direction), ("conf", conf), ("self_id", self_id)):
-        if len(arr) != n:
-            raise ValueError(f"{name} has {len(arr)} rows, frame_index has {n}")
-    if objects is None:
-        objects, object_id, object_frame = np.zeros((0, 4)), np.zeros(0), np.zeros(0)
+    _check_rows(n, origin=origin, direction=direction, conf=conf, self_id=self_id)
+    objects, object_id, object_frame = _objects_or_none(objects, object_id, object_frame)
     cand = _candidates(
         {
             # a face the ray passes through wins over hands it also passes through: people look at
@@ -318,11 +329,8 @@ def assign_point_targets(
     direction = _as(direction, np.float64, (2,), "direction")
     pointing = np.asarray(pointing, dtype=bool).reshape(-1)
     self_id = _as(self_id, np.int64, (), "self_id").reshape(-1)
-    for name, arr in (("origin", origin), ("direction", direction), ("pointing", pointing), ("self_id", self_id)):
-        if len(arr) != n:
-            raise ValueError(f"{name} has {len(arr)} rows, frame_index has {n}")
-    if objects is None:
-        objects, object_id, object_frame = np.zeros((0, 4)), np.zeros(0), np.zeros(0)
+    _check_rows(n, origin=origin, direction=direction, pointing=pointing, self_id=self_id)
+    objects, object_id, object_frame = _objects_or_none(objects, object_id, object_frame)
     cand = _candidates(
         {
             "persons": (persons, person_owner, person_owner, person_frame, POINT_PERSON, 1, False, 1),

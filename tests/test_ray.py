@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import subprocess
@@ -19,6 +18,7 @@ from pipeline.inputs import assign_video_ids
 from pipeline.ray_runner import plan_pool
 from pipeline.ray_submit import submit_arguments
 from pipeline.storage import OutputStore
+from table_checks import assert_tables_equal, sorted_table
 
 REPO = Path(__file__).resolve().parents[1]
 CLIPS = ("tvhid_highfive_0018.avi", "tvhid_handshake_0001.avi")
@@ -113,30 +113,6 @@ def ray_instance():
     ray.shutdown()
 
 
-def same_values(a, b) -> bool:
-    """Equality of nested Python values where NaN equals NaN (missing hand boxes are NaN-filled)."""
-    if isinstance(a, float) and isinstance(b, float):
-        return a == b or (math.isnan(a) and math.isnan(b))
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(same_values(x, y) for x, y in zip(a, b))
-    return a == b
-
-
-def assert_tables_equal(actual: pa.Table, expected: pa.Table, name: str) -> None:
-    assert actual.schema == expected.schema, name
-    assert actual.num_rows == expected.num_rows, f"{name}: {actual.num_rows} rows, expected {expected.num_rows}"
-    for column in expected.column_names:
-        assert same_values(actual.column(column).to_pylist(), expected.column(column).to_pylist()), \
-            f"{name}.{column} differs"
-
-
-def _sorted_table(store: OutputStore, name: str) -> pa.Table:
-    table = store.read_table(name)
-    keys = {"tracks": ["video_id", "frame_idx", "person_id"], "events": ["video_id", "event_id"],
-            "qa": ["video_id", "qa_id"], "manifest": ["video_id"]}[name]
-    return table.sort_by([(k, "ascending") for k in keys])
-
-
 def _manifest(store: OutputStore) -> pa.Table:
     import pyarrow.parquet as pq
 
@@ -171,8 +147,8 @@ def test_ray_and_local_executors_write_equal_tables(executor_runs):
     assert sorted(s["status"] for s in ray_statuses) == ["ok", "ok"], [s.get("error") for s in ray_statuses]
     assert sorted(s["video_id"] for s in ray_statuses) == sorted(s["video_id"] for s in local_statuses)
     for name in ("tracks", "events", "qa"):
-        assert_tables_equal(_sorted_table(ray_store, name), _sorted_table(local, name), name)
-    assert _sorted_table(ray_store, "tracks").num_rows > 0  # people were found: the comparison is not vacuous
+        assert_tables_equal(sorted_table(ray_store, name), sorted_table(local, name), name)
+    assert sorted_table(ray_store, "tracks").num_rows > 0  # people were found: the comparison is not vacuous
     assert _manifest(ray_store).equals(_manifest(local))
     # each status records the per-stage timings the benchmark reads
     assert all({"events_qa"} <= set(s["timings"]) for s in ray_statuses)
@@ -195,4 +171,4 @@ def test_ray_submit_script_runs_on_the_cluster(executor_runs, ray_instance, medi
     assert _manifest(store).column("status").to_pylist() == ["ok", "ok"]
     reference = executor_runs["ray"][0]
     for name in ("tracks", "events", "qa"):
-        assert_tables_equal(_sorted_table(store, name), _sorted_table(reference, name), name)
+        assert_tables_equal(sorted_table(store, name), sorted_table(reference, name), name)

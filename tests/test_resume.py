@@ -3,7 +3,6 @@ uninterrupted run; a second rerun does nothing and says so (issue #5 acceptance)
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
 import signal
@@ -21,6 +20,7 @@ from pipeline import runner
 from pipeline.config import Config
 from pipeline.inputs import assign_video_ids, expand_inputs
 from pipeline.storage import TEMP_MARK, OutputStore
+from table_checks import assert_tables_equal, sorted_table
 
 pytestmark = pytest.mark.slow
 
@@ -32,33 +32,6 @@ CORPUS = {
     "highfive_b.avi": "tvhid_highfive_0005.avi",
     "handshake_b.avi": "tvhid_handshake_0001.avi",
 }
-SORT_KEYS = {"tracks": ["video_id", "frame_idx", "person_id"], "events": ["video_id", "event_id"],
-             "qa": ["video_id", "qa_id"]}
-
-
-def same_values(a, b) -> bool:
-    """Equality of nested Python values where NaN equals NaN (missing hand boxes are NaN-filled)."""
-    if isinstance(a, float) and isinstance(b, float):
-        return a == b or (math.isnan(a) and math.isnan(b))
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(same_values(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same_values(a[k], b[k]) for k in a)
-    return a == b
-
-
-def assert_tables_equal(actual: pa.Table, expected: pa.Table, name: str) -> None:
-    assert actual.schema == expected.schema, name
-    assert actual.num_rows == expected.num_rows, f"{name}: {actual.num_rows} rows, expected {expected.num_rows}"
-    for column in expected.column_names:
-        assert same_values(actual.column(column).to_pylist(), expected.column(column).to_pylist()), \
-            f"{name}.{column} differs"
-
-
-def sorted_table(store: OutputStore, name: str) -> pa.Table:
-    return store.read_table(name).sort_by([(k, "ascending") for k in SORT_KEYS[name]])
-
-
 def manifest_without_timing(out: Path) -> pa.Table:
     return pq.read_table(out / "manifest.parquet").drop_columns(["wall_s"]).sort_by("video_id")
 
