@@ -31,22 +31,16 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))
 
 from pipeline import runner  # noqa: E402
-from pipeline.config import Config  # noqa: E402
+from pipeline.config import Config, usable_cores  # noqa: E402
 from pipeline.inputs import assign_video_ids, expand_inputs  # noqa: E402
 from pipeline.storage import OutputStore  # noqa: E402
+from shared_media import find_media_dir  # noqa: E402
 
 SHARED_CLIPS = ("atd_kitchen.mp4", "tvhid_highfive_0018.avi", "tvhid_highfive_0005.avi", "tvhid_handshake_0001.avi")
 STAGES = ("decode", "shots", "detect", "track", "gaze", "table", "events_qa")
-
-
-def find_media() -> Path:
-    env = os.environ.get("SOCIALTRACE_MEDIA")
-    for candidate in ([Path(env)] if env else []) + [REPO.parent / "shared" / "media"]:
-        if (candidate / SHARED_CLIPS[0]).is_file():
-            return candidate
-    raise SystemExit("shared media not found: set SOCIALTRACE_MEDIA")
 
 
 def build_corpus(directory: Path, media: Path, copies: int) -> Path:
@@ -110,10 +104,10 @@ def main() -> None:
     from pipeline.ray_runner import iter_ray
 
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bench_corpus_"))
-    corpus = build_corpus(workdir / "corpus", find_media(), args.copies)
+    corpus = build_corpus(workdir / "corpus", find_media_dir(), args.copies)
     videos = assign_video_ids(expand_inputs([str(corpus)]))
     config = Config().replace(sampling={"fps": args.fps}, run={"perception_threads": args.perception_threads})
-    cpus = runner._cpu_count()
+    cpus = usable_cores()
     print(f"corpus: {len(videos)} clips in {corpus}, fps {args.fps:g}, {cpus} CPU(s), "
           f"load average before: {os.getloadavg()[0]:.2f}", flush=True)
 

@@ -20,19 +20,16 @@ import av
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
+sys.path.insert(0, str(REPO_ROOT / "tests"))
 
 from pipeline.clip import ClipSpec  # noqa: E402
 from pipeline.config import Config  # noqa: E402
 from pipeline.perception import PerceptionWorker  # noqa: E402
 from pipeline.video import iter_frames, probe  # noqa: E402
+from shared_media import find_media_dir  # noqa: E402
 
 CLIPS = ("atd_kitchen.mp4", "tvhid_highfive_0018.avi", "tvhid_highfive_0005.avi", "tvhid_handshake_0001.avi")
 STAGES = ("decode", "shots", "detect", "track", "gaze", "table", "total")
-
-
-def default_media_dir() -> Path:
-    env = os.environ.get("SOCIALTRACE_MEDIA")
-    return Path(env) if env else REPO_ROOT.parent / "shared" / "media"
 
 
 def loop_clip(source: Path, target: Path, seconds: float) -> None:
@@ -74,8 +71,9 @@ def main() -> None:
     parser.add_argument("--detector", default="auto", help="auto | yolo | mediapipe")
     parser.add_argument("--weights", default=None)
     parser.add_argument("--loop-seconds", type=float, default=60.0)
-    parser.add_argument("--media", type=Path, default=default_media_dir())
+    parser.add_argument("--media", type=Path, default=None, help="folder of the shared clips [../shared/media or $SOCIALTRACE_MEDIA]")
     args = parser.parse_args()
+    args.media = args.media or find_media_dir()
 
     detector = {"backend": args.detector} | ({"weights": args.weights} if args.weights else {})
     config = Config().replace(sampling={"fps": args.fps}, detector=detector)

@@ -10,7 +10,6 @@ Per frame:
 """
 from __future__ import annotations
 
-import os
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -47,10 +46,6 @@ class PersonCandidate:
     head: np.ndarray | None  # (4,) or None
     hand_boxes: np.ndarray  # (2, 4), NaN rows when unknown
     face: Face | None  # the detected face this person is anchored on, if any
-
-
-def _usable_cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def _empty_keypoints() -> np.ndarray:
@@ -101,7 +96,7 @@ class MediaPipeDetector:
         self.models = models or MediaPipeModels(face_min_conf=0.3, pose_min_conf=0.4)
         # MediaPipe graphs run with the GIL released but are not thread-safe: one model set per thread,
         # each person's crops handled by one of them (results do not depend on which)
-        threads = config.run.perception_threads or min(4, _usable_cores())
+        threads = config.run.perception_thread_count()
         self.model_sets = [self.models] + [
             MediaPipeModels(face_min_conf=0.3, pose_min_conf=0.4) for _ in range(max(0, threads - 1))
         ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -116,6 +117,11 @@ class QAConfig:
     response_window_seconds: float = 3.0  # C2/C3/T5: how long after a gesture or gaze a response counts
 
 
+def usable_cores() -> int:
+    """CPU cores this process may run on (its affinity mask, not the machine's count)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 @dataclass(frozen=True)
 class RunConfig:
     executor: str = "auto"  # auto | local | ray
@@ -126,6 +132,10 @@ class RunConfig:
     # threads one perception worker uses for per-person models (0 = the cores this process may use, at
     # most 4); outputs do not depend on it
     perception_threads: int = 0
+
+    def perception_thread_count(self) -> int:
+        """``perception_threads`` with 0 resolved for this machine."""
+        return self.perception_threads or min(4, usable_cores())
     worker_start_timeout_seconds: float = 600.0  # a perception actor still loading models after this is replaced
     clip_timeout_per_video_second: float = 2.0  # added to clip_timeout_seconds per second of video (long videos)
 

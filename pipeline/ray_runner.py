@@ -45,7 +45,7 @@ from typing import Any, Iterator, Optional
 
 from pipeline import runner
 from pipeline.clip import ClipSpec, PerceptionResult
-from pipeline.config import Config
+from pipeline.config import Config, usable_cores
 from pipeline.inputs import InputVideo
 from pipeline.storage import OutputStore
 
@@ -239,8 +239,8 @@ def _connect(ray_address: Optional[str]) -> bool:
         # Ray turns token auth on for a new local instance (good) and warns about it on the console (noise)
         logging.getLogger("ray._private.authentication.authentication_token_setup").setLevel(logging.ERROR)
         # "local" forces a fresh instance: never attach by accident to someone else's `ray start`
-        ray.init(address="local", num_cpus=runner._cpu_count(), **common)
-        log.info("started a local Ray instance with %d CPU(s)", runner._cpu_count())
+        ray.init(address="local", num_cpus=usable_cores(), **common)
+        log.info("started a local Ray instance with %d CPU(s)", usable_cores())
     return True
 
 

@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from pipeline import schema
 from pipeline.clip import ClipSpec, PerceptionResult
-from pipeline.config import Config
+from pipeline.config import Config, usable_cores
 from pipeline.inputs import InputVideo
 from pipeline.storage import OutputStore
 
@@ -32,16 +32,18 @@ PACKAGES_RECORDED = (
 
 # --- per-clip work (shared by every executor) ---------------------------------------------------
 
-def derive_events_and_qa(
-    tracks: pa.Table, objects: Optional[pa.Table], config: Config, clip_duration: Optional[float]
-) -> tuple[pa.Table, pa.Table, dict]:
-    """Events from tracks, then QA from events: the CPU-only part after perception."""
+def derive_events(tracks: pa.Table, objects: Optional[pa.Table], config: Config) -> pa.Table:
+    """The events stage: one video's tracks (and objects) -> its events table."""
     from events import detect_events
+
+    return detect_events(tracks, config.events, objects=objects, fps=config.sampling.fps)
+
+
+def derive_qa(events: pa.Table, tracks: pa.Table, config: Config, clip_duration: Optional[float]) -> tuple[pa.Table, dict]:
+    """The QA stage: one video's events -> its QA table and the validation drop counts."""
     from qa_gen import generate_qa
 
-    events = detect_events(tracks, config.events, objects=objects, fps=config.sampling.fps)
-    qa, drops = generate_qa(events, tracks, config.qa, seed=config.seed, clip_duration=clip_duration)
-    return events, qa, drops
+    return generate_qa(events, tracks, config.qa, seed=config.seed, clip_duration=clip_duration)
 
 
 def error_message(uri: str, exc: BaseException) -> str:
@@ -55,7 +57,8 @@ def error_message(uri: str, exc: BaseException) -> str:
 def finish_clip(result: PerceptionResult, config: Config, store: OutputStore, started: float) -> dict:
     """Events + QA for a perceived clip, write its tables, then its status file last."""
     t0 = time.perf_counter()
-    events, qa, drops = derive_events_and_qa(result.tracks, result.objects, config, result.info.duration_s)
+    events = derive_events(result.tracks, result.objects, config)
+    qa, drops = derive_qa(events, result.tracks, config, result.info.duration_s)
     timings = dict(result.timings)
     timings["events_qa"] = time.perf_counter() - t0
     video_id = result.clip.video_id
@@ -181,7 +184,7 @@ def write_run_record(store: OutputStore, config: Config, manifest: pa.Table, ext
         "config_hash": config.hash(),
         "versions": package_versions(),
         "host": {"hostname": socket.gethostname(), "platform": platform.platform(),
-                 "cpus": _cpu_count(), "python": platform.python_version()},
+                 "cpus": usable_cores(), "python": platform.python_version()},
         "totals": totals,
         **extra,
     }
@@ -196,12 +199,6 @@ def read_run_config(store: OutputStore) -> Config:
     return Config.from_dict(record["config"])
 
 
-def _cpu_count() -> int:
-    import os
-
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
 def iter_local(todo: Iterable[InputVideo], config: Config, store: OutputStore) -> Iterable[dict]:
     """The in-process executor: one perception worker, clips one after another."""
     from pipeline.perception import PerceptionWorker
@@ -213,9 +210,6 @@ def iter_local(todo: Iterable[InputVideo], config: Config, store: OutputStore) -
 
 def recompute_tables(store: OutputStore, config: Config, with_events: bool) -> list[dict]:
     """`socialtrace events` / `socialtrace qa`: rebuild events (and QA) from stored tables, no video."""
-    from events import detect_events
-    from qa_gen import generate_qa
-
     updated = []
     for status in list(store.iter_statuses()):
         if status.get("status") != "ok":
@@ -226,13 +220,13 @@ def recompute_tables(store: OutputStore, config: Config, with_events: bool) -> l
             raise FileNotFoundError(f"{store.partition_file('tracks', video_id)}: missing tracks for an ok clip")
         if with_events:
             objects = store.read_video_table("objects", video_id)
-            events = detect_events(tracks, config.events, objects=objects, fps=config.sampling.fps)
+            events = derive_events(tracks, objects, config)
             store.write_table("events", video_id, events)
         else:
             events = store.read_video_table("events", video_id)
             if events is None:
                 raise FileNotFoundError(f"{store.partition_file('events', video_id)}: missing events for an ok clip")
-        qa, drops = generate_qa(events, tracks, config.qa, seed=config.seed, clip_duration=status.get("duration_s"))
+        qa, drops = derive_qa(events, tracks, config, status.get("duration_s"))
         store.write_table("qa", video_id, qa)
         status = {**status, "n_events": events.num_rows, "n_qa": qa.num_rows, "qa_dropped": drops,
                   "config_hash": config.hash()}

@@ -78,10 +78,8 @@ class OutputStore:
         """Write one video's partition of a table; the video_id column is stored in the directory name
         (hive partitioning), as DuckDB, pyarrow.dataset and HF datasets expect."""
         body = table.drop_columns(["video_id"]) if "video_id" in table.column_names else table
-        sink = io.BytesIO()
-        pq.write_table(body, sink, compression="zstd")
         final_path = self.partition_file(table_name, video_id)
-        self._atomic_write(final_path, sink.getvalue())
+        self.write_parquet(final_path, body)
         return final_path
 
     def write_json(self, path: str, payload: Any) -> None:

@@ -1,0 +1,22 @@
+"""Where the real test clips live: ../shared/media beside the checkout, or $SOCIALTRACE_MEDIA.
+Used by the tests (conftest's ``media_dir`` fixture) and by the benchmarks."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def find_media_dir() -> Path:
+    """../shared/media beside the checkout, or $SOCIALTRACE_MEDIA."""
+    env = os.environ.get("SOCIALTRACE_MEDIA")
+    candidates = [Path(env)] if env else []
+    candidates += [REPO_ROOT.parent / "shared" / "media", REPO_ROOT.parent.parent / "shared" / "media"]
+    for path in candidates:
+        if (path / "atd_kitchen.mp4").is_file():
+            return path
+    raise FileNotFoundError(
+        "test media not found: set SOCIALTRACE_MEDIA or place shared/media beside the checkout "
+        f"(looked in {[str(c) for c in candidates]})"
+    )
