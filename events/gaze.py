@@ -431,8 +431,7 @@ def detect_sudden_gaze_shift(arrays: TrackArrays, config: EventConfig) -> list[E
     shift_min_seconds of the frame within shift_max_seconds. The event is centred on the movement and
     lasts at least shift_min_seconds."""
     relative, valid = head_relative_gaze(arrays)
-    speed = kernels.gaze_speed(relative, valid, arrays.times, arrays.segment)
-    moving = np.nan_to_num(speed, nan=0.0) > config.shift_min_speed
+    moving = kernels.gaze_moving(relative, valid, arrays.times, arrays.segment, config.shift_min_speed)
     rows, starts, ends = kernels.extract_runs(moving, arrays.segment)
     min_amplitude = config.shift_min_speed * config.shift_min_seconds
     frame_numbers = np.arange(arrays.n_frames)

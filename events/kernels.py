@@ -201,41 +201,46 @@ def pairwise_convergence_numpy(points: np.ndarray, valid: np.ndarray, max_distan
 
 
 # --------------------------------------------------------------------------------------------------
-# 5. gaze speed relative to the head (camera motion cancels)
+# 5. fast gaze movement relative to the head (camera motion cancels)
 
 
 @njit(cache=True)
-def gaze_speed(relative: np.ndarray, valid: np.ndarray, times: np.ndarray, segment: np.ndarray) -> np.ndarray:
-    """Speed (frame widths per second) of the head-relative gaze vector between frame f-1 and f.
-    ``relative`` (P, F, 2) float64 = gaze point minus head centre; NaN where either frame is invalid or
-    the frames lie in different segments. Returns (P, F) float64."""
+def gaze_moving(relative: np.ndarray, valid: np.ndarray, times: np.ndarray, segment: np.ndarray,
+                min_speed: float) -> np.ndarray:
+    """Whether the head-relative gaze vector moves faster than ``min_speed`` (frame widths per second)
+    between frame f-1 and f. ``relative`` (P, F, 2) float64 = gaze point minus head centre; False where
+    either frame is invalid or the frames lie in different segments. Returns (P, F) bool.
+
+    Speed and threshold are compared squared (|d|^2 > (min_speed * dt)^2): no square root, no division,
+    and a one-byte output instead of an eight-byte speed array - this pass is memory-bound."""
     n_people, n_frames = valid.shape
-    out = np.full((n_people, n_frames), np.nan)
-    dt = np.zeros(n_frames)
-    step_ok = np.zeros(n_frames, np.bool_)  # frames f-1 -> f lie in one segment and time advances
+    out = np.empty((n_people, n_frames), np.bool_)
+    reach = np.full(n_frames, np.inf)  # (min_speed * dt)^2; inf where f-1 -> f is no usable step
     for f in range(1, n_frames):
-        dt[f] = times[f] - times[f - 1]
-        step_ok[f] = segment[f] == segment[f - 1] and dt[f] > 0
+        dt = times[f] - times[f - 1]
+        if segment[f] == segment[f - 1] and dt > 0:
+            reach[f] = (min_speed * dt) * (min_speed * dt)
     for p in range(n_people):
-        for f in range(1, n_frames):
-            if valid[p, f] and valid[p, f - 1] and step_ok[f]:
-                dx = relative[p, f, 0] - relative[p, f - 1, 0]
-                dy = relative[p, f, 1] - relative[p, f - 1, 1]
-                out[p, f] = np.sqrt(dx * dx + dy * dy) / dt[f]
+        out[p, 0] = False
+        for f in range(1, n_frames):  # branch-free, so the loop vectorises
+            dx = relative[p, f, 0] - relative[p, f - 1, 0]
+            dy = relative[p, f, 1] - relative[p, f - 1, 1]
+            out[p, f] = valid[p, f] & valid[p, f - 1] & (dx * dx + dy * dy > reach[f])
     return out
 
 
-def gaze_speed_numpy(relative: np.ndarray, valid: np.ndarray, times: np.ndarray, segment: np.ndarray) -> np.ndarray:
-    """NumPy twin of :func:`gaze_speed`."""
-    out = np.full(valid.shape, np.nan)
+def gaze_moving_numpy(relative: np.ndarray, valid: np.ndarray, times: np.ndarray, segment: np.ndarray,
+                      min_speed: float) -> np.ndarray:
+    """NumPy twin of :func:`gaze_moving`."""
+    out = np.zeros(valid.shape, bool)
     if valid.shape[1] < 2:
         return out
     dt = times[1:] - times[:-1]
-    ok = valid[:, 1:] & valid[:, :-1] & (segment[1:] == segment[:-1])[None, :] & (dt > 0)[None, :]
+    step_ok = (segment[1:] == segment[:-1]) & (dt > 0)
+    reach = np.where(step_ok, (min_speed * dt) * (min_speed * dt), np.inf)
     delta = relative[:, 1:] - relative[:, :-1]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        speed = np.sqrt(delta[..., 0] * delta[..., 0] + delta[..., 1] * delta[..., 1]) / dt[None, :]
-    out[:, 1:] = np.where(ok, speed, np.nan)
+    moved = delta[..., 0] * delta[..., 0] + delta[..., 1] * delta[..., 1]
+    out[:, 1:] = valid[:, 1:] & valid[:, :-1] & (moved > reach[None, :])
     return out
 
 

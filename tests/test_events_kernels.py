@@ -46,7 +46,9 @@ def test_relation_kernels_match_twin(seed):
     np.testing.assert_array_equal(K.pairwise_convergence(points, valid, 0.3), K.pairwise_convergence_numpy(points, valid, 0.3))
     times = np.cumsum(rng.random(n_frames) * 0.2)
     segment = _segments(rng, n_frames)
-    np.testing.assert_array_equal(K.gaze_speed(points, valid, times, segment), K.gaze_speed_numpy(points, valid, times, segment))
+    min_speed = float(rng.random() * 3)
+    np.testing.assert_array_equal(K.gaze_moving(points, valid, times, segment, min_speed),
+                                  K.gaze_moving_numpy(points, valid, times, segment, min_speed))
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -189,6 +191,24 @@ def test_smoothing_known_answer():
     assert list(zip(rows, first, last)) == [(0, 0, 2), (0, 6, 7), (0, 8, 10)]
     # runs shorter than 3 frames dropped: only the 3-frame runs survive
     np.testing.assert_array_equal(K.smooth_runs(mask, segment, 1, 3)[0], [1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1])
+
+
+def test_gaze_moving_known_answer():
+    # one person at 10 fps: the head-relative gaze jumps 0.3 frame widths between frames 3 and 4 (3 /s),
+    # creeps 0.01 per frame elsewhere (0.1 /s); a cut between frames 6 and 7 hides the jump there; frame 9
+    # is invalid, so neither step touching it counts
+    x = np.array([0.0, 0.01, 0.02, 0.03, 0.33, 0.34, 0.35, 0.95, 0.96, 0.5, 0.97])
+    relative = np.stack([x, np.zeros_like(x)], axis=-1)[None]
+    valid = np.ones((1, 11), bool)
+    valid[0, 9] = False
+    times = np.arange(11) / 10.0
+    segment = np.array([0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1])
+    expected = np.zeros((1, 11), bool)
+    expected[0, 4] = True
+    for kernel in (K.gaze_moving, K.gaze_moving_numpy):
+        np.testing.assert_array_equal(kernel(relative, valid, times, segment, 1.0), expected)
+        # the threshold is a speed: 0.1 /s creeping counts once the threshold drops below it
+        assert kernel(relative, valid, times, segment, 0.05)[0, [1, 2, 3, 5, 6, 8]].all()
 
 
 def test_lag_search_known_answer():
