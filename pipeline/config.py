@@ -60,6 +60,7 @@ class GazeConfig:
     head_margin: float = 0.02  # head boxes are grown by this fraction of the frame for hit tests
     min_conf: float = 0.2  # gaze below this confidence gets target "unknown"
     iris_weight: float = 0.5  # how much the iris offset turns the head-pose direction
+    smooth_seconds: float = 0.1  # measured directions are averaged over this half-window (0 = off)
     interpolate_max_seconds: float = 0.3  # gaps up to this are interpolated (GRASP: 3 frames at 10 fps)
     carry_max_seconds: float = 1.0  # gaps up to this carry the last gaze with decaying confidence
     point_reach: float = 0.25  # gaze point when nothing is hit: origin + this x image-plane direction

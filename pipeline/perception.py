@@ -30,6 +30,7 @@ from pipeline.prefetch import Prefetcher
 from pipeline.video import SampledFrame, ShotDetector, VideoError, iter_frames, probe
 from tracking.appearance import appearance_descriptors
 from tracking.gaze_gaps import fill_gaze_gaps
+from tracking.gaze_smoothing import smooth_gaze_directions
 from tracking.stitching import assign_person_ids
 
 __all__ = ["PerceptionWorker", "VideoError", "build_tracks_table"]
@@ -85,6 +86,7 @@ class PerceptionWorker:
         with _timed(timings, "track"):
             people = assign_person_ids(observations, times_array, shot_ids, self.config)
         with _timed(timings, "gaze"):
+            smooth_gaze_directions(people, times_array, shot_ids, self.config.gaze.smooth_seconds)
             filled = fill_gaze_gaps(people, times_array, shot_ids, self.config.gaze)
             targets = associate_targets(people, info.width / info.height, self.config)
         with _timed(timings, "table"):

@@ -168,12 +168,6 @@ def test_highfive_both_people_tracked_with_stable_ids(highfive) -> None:
     assert all((a[0] + a[2]) / 2 < (b[0] + b[2]) / 2 for a, b in zip(both[0], both[1]))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap: during the high five (0.8-1.6 s) the face-mesh head pose of the right person reads "
-    "toward the camera and 30-50 degrees downward (the generic face model's pitch bias plus a wide smile "
-    "closing the lids), so his ray lands on the raised hands; he looks at person 0 in 47 % of frames",
-)
 def test_highfive_they_look_at_each_other(highfive) -> None:
     df = _frame(highfive.tracks)
     early = df[df.t < 1.9]

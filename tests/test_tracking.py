@@ -15,6 +15,7 @@ from detectors.observation import FrameObservations
 from pipeline.config import Config
 from tracking.appearance import DESCRIPTOR_SIZE, appearance_descriptors, appearance_distance, torso_boxes
 from tracking.gaze_gaps import fill_gaze_gaps
+from tracking.gaze_smoothing import smooth_gaze_directions
 from tracking.stitching import Tracklet, assign_person_ids, plausible_motion
 from tracking.tracker import make_tracker, track_shot
 
@@ -327,3 +328,42 @@ def test_long_gaps_gaps_before_the_first_measurement_and_cuts_stay_empty() -> No
     assert not any(flags[4:16])  # 1.2 s > carry_max_seconds
     assert flags[18:20] == [False, False]  # first frames of a new shot: not bridged from the old one
     assert all(observations[k].gaze_conf[0] == 0 for k in (0, 1, *range(4, 16), 18, 19))
+
+
+# --- gaze smoothing ------------------------------------------------------------------------------
+
+
+def _pitch(direction: np.ndarray) -> float:
+    return float(np.degrees(np.arcsin(direction[1])))
+
+
+def test_gaze_smoothing_averages_jitter_over_three_frames_at_10_fps() -> None:
+    observations, times, shots = _gaze_track([True] * 9)
+    for k, frame in enumerate(observations):  # pitch jitters +-6 degrees around level, yaw fixed at 0
+        pitch = np.radians(6.0 if k % 2 else -6.0)
+        frame.gaze_dir[0] = [0.0, np.sin(pitch), np.cos(pitch)]
+    changed = smooth_gaze_directions(observations, times, shots, half_window_s=0.1)
+    assert changed == 9
+    for frame in observations[1:-1]:  # (+6 - 6 + 6) / 3 = 2 degrees of pitch left, sign alternating
+        assert abs(_pitch(frame.gaze_dir[0])) == pytest.approx(2.0, abs=0.05)
+        assert np.linalg.norm(frame.gaze_dir[0]) == pytest.approx(1.0, abs=1e-6)
+
+
+def test_gaze_smoothing_keeps_a_steady_turn_and_respects_cuts_sources_and_low_fps() -> None:
+    observations, times, shots = _gaze_track([True] * 6 + [False] + [True] * 5, shots=[0] * 8 + [1] * 4)
+    observations[10].gaze_source[0] = "keypoints"  # another source is never mixed in
+    before = [frame.gaze_dir[0].copy() for frame in observations]
+    smooth_gaze_directions(observations, times, shots, half_window_s=0.1)
+    # a steady turn is symmetric inside the window: the middle frames keep their direction
+    for k in (1, 2, 3, 4):
+        np.testing.assert_allclose(observations[k].gaze_dir[0], before[k], atol=1e-3)
+    assert observations[6].gaze_conf[0] == 0 and not np.isfinite(observations[6].gaze_dir[0]).any()
+    # frame 7 (last of shot 0) averages only frame 7 (frame 6 unmeasured, frame 8 across the cut)
+    np.testing.assert_allclose(observations[7].gaze_dir[0], before[7], atol=1e-6)
+    # frame 9 averages frames 8 and 9 only: frame 10 is another source
+    expected = before[8] + before[9]
+    np.testing.assert_allclose(observations[9].gaze_dir[0], expected / np.linalg.norm(expected), atol=1e-6)
+    np.testing.assert_allclose(observations[10].gaze_dir[0], before[10], atol=1e-6)
+
+    slow, slow_times, slow_shots = _gaze_track([True] * 5, fps=2.0)  # frames 0.5 s apart: nothing to average
+    assert smooth_gaze_directions(slow, slow_times, slow_shots, half_window_s=0.1) == 0
