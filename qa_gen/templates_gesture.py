@@ -180,6 +180,24 @@ def g4_frequency(ctx: VideoContext) -> Iterator[Candidate]:
                         [f"{person(pid)} makes {n} {kind} gesture{'s' if n != 1 else ''}."]
                         + [event_sentence(e, ctx.step) for e in mine][:3], mine, [pid], (0.0, ctx.duration),
                         key=f"person={pid},kind={kind}")
+    # "0" items: a gesture someone makes, asked of a person who never makes it. Without them the answer
+    # to "how many times" is nearly always 1, which a blind model learns; the cited events are the others'
+    # gestures of that kind, so the count of the asked person's among them (0) is checkable.
+    done = {(e.actor, e.event_type) for e in gestures}
+    for pid in people:
+        kinds = sorted({kind for _, kind in done} - {kind for actor, kind in done if actor == pid})
+        if not kinds:
+            continue
+        rng = ctx.rng("G4.none", pid)
+        kind = rng.choice(kinds)
+        others = [e for e in gestures if e.event_type == kind]
+        q = choose(rng, ["How many times does {p} {verb} in the clip?", "In the whole clip, how often does {p} {verb}?"],
+                   p=person(pid), verb=COUNT_VERBS[kind])
+        distractors = pick_distractors(rng, [_times(1)], [_times(k) for k in (1, 2, 3, 4)], _times(0))
+        yield Candidate("G4", "G4.count", q, _times(0), distractors,
+                        [f"{person(pid)} makes no {kind} gesture."]
+                        + [event_sentence(e, ctx.step) for e in others][:3], others, [pid], (0.0, ctx.duration),
+                        key=f"person={pid},kind={kind}")
 
 
 def g5_chains(ctx: VideoContext) -> Iterator[Candidate]:

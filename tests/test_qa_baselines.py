@@ -67,3 +67,15 @@ def test_no_category_is_answerable_blind_by_length(corpus):
     rates = {cat: sum(v) / len(v) for cat, v in sorted(by_category.items()) if len(v) >= 20}
     print("longest-option accuracy by category:", {k: round(v, 2) for k, v in rates.items()})
     assert all(rate <= 0.7 for rate in rates.values()), rates
+
+
+def test_no_category_has_a_dominant_answer(corpus):
+    """Per category, always giving the category's most common answer text (a prior a blind model learns,
+    e.g. "1" to every "how many times") is right at most half the time."""
+    by_category: dict[str, Counter] = {}
+    for item in corpus:
+        by_category.setdefault(item["category"], Counter())[item["answer_text"]] += 1
+    shares = {cat: counts.most_common(1)[0][1] / sum(counts.values())
+              for cat, counts in sorted(by_category.items()) if sum(counts.values()) >= 20}
+    print("most common answer's share by category:", {k: round(v, 2) for k, v in shares.items()})
+    assert shares and all(share <= 0.5 for share in shares.values()), shares

@@ -119,8 +119,13 @@ def rederive_mcq(item: dict, cited: list[dict], events: dict[int, dict]) -> None
         winners = [p for p, n in counts.items() if n == top]
         assert len(winners) == 1 and answer == f"Person {winners[0]}"
     elif template == "G4.count":
-        assert {e["initiator_id"] for e in cited} == set(item["persons"]) & {e["initiator_id"] for e in cited}
-        assert answer == str(len(cited))
+        # the count of the asked person's gestures of the cited kind in the whole events table, which
+        # is also the number of theirs among the cited events (the others' are cited for a 0)
+        asked = int(re.search(r"Person (\d+)", item["question"]).group(1))
+        kind = first["event_type"]
+        assert {e["event_type"] for e in cited} == {kind}
+        everywhere = sum(e["event_type"] == kind and e["initiator_id"] == asked for e in events.values())
+        assert answer == str(everywhere) == str(sum(e["initiator_id"] == asked for e in cited))
     elif template == "G5.chain":
         ordered = sorted(cited, key=lambda e: e["start_time"])
         assert answer == "First " + ", then ".join(clause(e) for e in ordered)
