@@ -9,12 +9,16 @@ import pyarrow as pa
 
 @dataclass(frozen=True)
 class ClipSpec:
-    """One video, or a [start_s, end_s) segment of a longer one (scene-bounded, <= 120 s)."""
+    """One video, or a [start_s, end_s) segment of a longer one (pipeline/segments.py: <= 120 s plus an overlap)."""
 
     video_id: str
     uri: str  # local path or pyarrow.fs URI
     start_s: float = 0.0
     end_s: Optional[float] = None  # None = to the end
+    # Long videos (pipeline/segments.py): which segment this is, and the video time from which its rows are
+    # kept; the decoded stretch before it is the overlap shared with the previous segment.
+    segment_index: int = 0
+    keep_from_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -42,3 +46,9 @@ class PerceptionResult:
     n_frames: int  # sampled frames
     timings: dict = field(default_factory=dict)  # stage name -> seconds
     backend: str = ""  # which detector backend ran
+    # pipeline.schema.SAMPLED_FRAMES_SCHEMA: every sampled frame (also those with nobody), so segments can
+    # be merged into one video (pipeline/segments.py)
+    frames: Optional[pa.Table] = None
+    # pipeline.schema.IDENTITIES_SCHEMA: one row per person_id, their mean appearance descriptor
+    identities: Optional[pa.Table] = None
+    n_segments: int = 1  # how many segments of the video were perceived to make this result

@@ -20,7 +20,11 @@ from typing import Any, Mapping
 class SamplingConfig:
     fps: float = 2.0  # frames per second sampled from each video (pts-based)
     max_side: int = 960  # longest image side fed to the models (downscaled, never upscaled)
-    max_clip_seconds: float = 120.0  # longer videos are split at scene cuts into clips of at most this
+    max_clip_seconds: float = 120.0  # longer videos are split into segments of at most this (pipeline/segments.py)
+    # consecutive segments of a long video share this much video, so the same people are seen by both and
+    # identity is handed over by box overlap; < max_clip_seconds / 2 and >= 2 / fps (two shared frames).
+    # A cut exactly at a boundary is only seen when this is >= scene_min_seconds + 2 / fps.
+    segment_overlap_seconds: float = 2.0
     scene_threshold: float = 3.0  # PySceneDetect AdaptiveDetector adaptive_threshold
     scene_min_seconds: float = 0.6  # shortest allowed shot
 
@@ -51,6 +55,10 @@ class TrackingConfig:
     stitch_motion_max: float = 0.25  # max centre jump per second of gap (normalised units) within a shot
     stitch_motion_slack: float = 0.5  # plus this fraction of the box width, whatever the gap
     min_track_seconds: float = 0.3  # tracklets shorter than this (after stitching) are dropped
+    # long videos (pipeline/segments.py): a segment's person takes over a video-level identity when their
+    # boxes overlap by at least this IoU, averaged over the frames both segments share (absence counts 0);
+    # the others are matched by colours (stitch_appearance_max) to people not seen in the segment
+    segment_handoff_iou: float = 0.5
 
 
 @dataclass(frozen=True)

@@ -33,9 +33,14 @@ from tracking.gaze_gaps import fill_gaze_gaps
 from tracking.gaze_smoothing import smooth_gaze_directions
 from tracking.stitching import assign_person_ids
 
-__all__ = ["PerceptionWorker", "VideoError", "build_tracks_table"]
+__all__ = ["PerceptionWorker", "VideoError", "build_identities_table", "build_tracks_table"]
 
 log = logging.getLogger("socialtrace")
+
+# PySceneDetect's AdaptiveDetector judges frame k once it has seen frames k+1 and k+2 (window_width 2)
+SHOT_LOOKAHEAD_FRAMES = 2
+# pipeline.video's tolerance for "at or after an instant" (pts rounding)
+_PTS_EPSILON_S = 1e-3
 
 
 class PerceptionWorker:
@@ -63,7 +68,10 @@ class PerceptionWorker:
         batch: list[SampledFrame] = []
         # closing(): the container is released even when detection fails halfway through the clip
         # decoding runs a batch ahead in a background thread, overlapping detection of the batch before
-        decode = partial(iter_frames, clip.uri, sampling.fps, sampling.max_side, clip.start_s, clip.end_s)
+        # A clip that ends before the video does (a segment of a long one) decodes a few frames past its
+        # end for the shot detector alone, so that a cut in its last frames is judged as in a whole run.
+        decode_end = None if clip.end_s is None else clip.end_s + SHOT_LOOKAHEAD_FRAMES / sampling.fps
+        decode = partial(iter_frames, clip.uri, sampling.fps, sampling.max_side, clip.start_s, decode_end)
         depth = 2 * max(1, self.config.detector.batch_size)
         with closing(Prefetcher(decode, depth)) as frames:
             while True:
@@ -72,6 +80,8 @@ class PerceptionWorker:
                 if frame is not None:
                     with _timed(timings, "shots"):
                         shots.push(frame.frame_idx, frame.image)
+                    if clip.end_s is not None and clip.start_s + frame.t >= clip.end_s - _PTS_EPSILON_S:
+                        continue  # look-ahead frame: seen by the shot detector only
                     batch.append(frame)
                     times.append(frame.t)
                     native_idx.append(frame.native_frame_idx)
@@ -81,8 +91,10 @@ class PerceptionWorker:
                 if frame is None:
                     break
 
+        if not times:
+            raise VideoError(clip.uri, f"no frames in [{clip.start_s:.2f}, {clip.end_s:.2f}) s")
         times_array = np.asarray(times, np.float64)
-        shot_ids = shots.shot_ids()
+        shot_ids = shots.shot_ids()[: len(times)]
         with _timed(timings, "track"):
             people = assign_person_ids(observations, times_array, shot_ids, self.config)
         with _timed(timings, "gaze"):
@@ -93,6 +105,12 @@ class PerceptionWorker:
             tracks = build_tracks_table(
                 clip.video_id, people, times_array, np.asarray(native_idx), shot_ids, filled, targets
             )
+            frames = schema.table_from_rows(
+                [{"frame_idx": k, "t": float(t), "native_frame_idx": int(n), "shot_id": int(s)}
+                 for k, (t, n, s) in enumerate(zip(times, native_idx, shot_ids))],
+                schema.SAMPLED_FRAMES_SCHEMA,
+            )
+            identities = build_identities_table(people)
         timings["total"] = time.perf_counter() - started
         return PerceptionResult(
             clip=clip,
@@ -102,6 +120,8 @@ class PerceptionWorker:
             n_frames=len(times),
             timings=dict(timings),
             backend=self.backend,
+            frames=frames,
+            identities=identities,
         )
 
     def _observe(self, batch: list[SampledFrame], timings: dict[str, float]) -> list[FrameObservations]:
@@ -192,6 +212,29 @@ def associate_targets(people: list[FrameObservations], aspect: float, config: Co
 
 
 # --- the tracks table ---------------------------------------------------------------------------
+
+
+def build_identities_table(people: list[FrameObservations]) -> pa.Table:
+    """One row per person_id (``schema.IDENTITIES_SCHEMA``): the mean of the appearance descriptors
+    perception already computed for their detections (unseen, all-zero descriptors left out) and the
+    number of frames they are in. Segments of a long video are joined on these (pipeline/segments.py)."""
+    sums: dict[int, np.ndarray] = {}
+    seen: dict[int, int] = defaultdict(int)
+    frames: dict[int, int] = defaultdict(int)
+    for frame in people:
+        for person, descriptor in zip(frame.tracker_id.tolist(), frame.appearance):
+            frames[person] += 1
+            if descriptor.size and float(descriptor.sum()) > 0:
+                sums[person] = sums.get(person, 0) + descriptor.astype(np.float64)
+                seen[person] += 1
+    width = next((f.appearance.shape[1] for f in people if len(f)), 0)
+    rows = [
+        {"person_id": person,
+         "appearance": (sums[person] / seen[person] if person in sums else np.zeros(width)).astype(np.float32).tolist(),
+         "n_frames": frames[person]}
+        for person in sorted(frames)
+    ]
+    return schema.table_from_rows(rows, schema.IDENTITIES_SCHEMA) if rows else schema.empty_table(schema.IDENTITIES_SCHEMA)
 
 
 def _list_or_none(values: np.ndarray) -> Optional[list[float]]:

@@ -24,14 +24,21 @@ status last. The driver writes a clip's status only when its worker cannot: afte
 worker died" notice per killed process on the driver's console; that line comes from Ray's error
 channel, which ``log_to_driver=False`` does not silence.
 
-Long videos: DESIGN.md §1 splits videos longer than ``config.sampling.max_clip_seconds`` into
-scene-bounded segments that share one person_id space. That needs cross-segment identity stitching in
-tracking/, which does not exist yet, so here a whole video is one unit of work: correct (perception
-streams frames, so memory does not grow with length, and ids are video-wide) but not parallel within a
-video, which is why the timeout grows with the video's length (read from its header before the clip
-starts). The next step is a planning pass (probe + scene cuts, on an actor) that emits
-``ClipSpec(start_s, end_s)`` rows, and a per-video reduce that stitches the segments' tracklets
-(appearance descriptors kept per tracklet) before events run.
+Long videos: a video longer than ``config.sampling.max_clip_seconds`` is perceived as overlapping
+segments (pipeline/segments.py), each an ordinary unit of work: the driver first asks an actor for the
+video's duration (a header probe, milliseconds), plans the segments from it on the sampling grid and
+queues them ahead of other videos, so that any free perception actor takes one and the segments of one
+video run in parallel; each has its own timeout (``clip_timeout_seconds`` + ``clip_timeout_per_video_second``
+x its length) and its own retry budget. Their tables wait in the object store until the last one is
+back; then an events actor merges them (``segments.merge_segments``: one person_id space, times and
+frame indices over the whole video) and runs ``runner.finish_clip``, so a long video still gets one
+status and one manifest row. A segment that raises, times out or kills its actor beyond the retries
+fails its whole video, with a reason naming the segment; the other segments' results are dropped and
+nothing partial is written. Boundaries are not searched at scene cuts, which would need a second full
+decode before any work starts (decode is what bounds a GPU node); instead consecutive segments overlap
+by ``sampling.segment_overlap_seconds``, so both see the same people in the same frames and identity is
+handed over by box overlap (tracking/segment_identity.py), with torso colours only for people who are
+not in the overlap. A video no longer than the limit is one perceive call, as before the split existed.
 """
 from __future__ import annotations
 
@@ -47,6 +54,7 @@ from pipeline import runner
 from pipeline.clip import ClipSpec, PerceptionResult
 from pipeline.config import Config, usable_cores
 from pipeline.inputs import InputVideo
+from pipeline.segments import SegmentError, merge_segments, plan_segments, probe_duration, segment_label
 from pipeline.storage import OutputStore
 
 log = logging.getLogger("socialtrace")
@@ -90,14 +98,9 @@ class PerceptionActor:
         return os.getpid()
 
     def duration(self, video: InputVideo) -> Optional[float]:
-        """The video's length from its header (fast), so the driver can give long videos more time;
-        None when it cannot be read (``perceive`` then reports why)."""
-        from pipeline.video import VideoError, probe
-
-        try:
-            return probe(video.uri).duration_s
-        except (VideoError, OSError):
-            return None
+        """The video's length from its header (fast), so the driver can split long videos and give them
+        more time; None when it cannot be read (``perceive`` then reports why)."""
+        return probe_duration(video.uri)
 
     def perceive(self, video: InputVideo) -> tuple[Optional[dict], Optional[PerceptionResult]]:
         started = time.time()
@@ -108,6 +111,14 @@ class PerceptionActor:
             return runner.failed_status(video, runner.error_message(video.uri, exc), self.config, self.store,
                                         started), None
         return None, result
+
+    def perceive_segment(self, clip: ClipSpec, n_segments: int) -> tuple[Optional[str], Optional[PerceptionResult]]:
+        """One segment of a long video: ``(None, PerceptionResult)``, or ``(error naming the segment, None)``.
+        Writes nothing: the video's files are written once all its segments are merged."""
+        try:
+            return None, self.worker(clip)
+        except Exception as exc:  # the driver fails the whole video with this reason
+            return str(SegmentError(clip, n_segments, exc)), None
 
 
 class EventsActor:
@@ -132,6 +143,17 @@ class EventsActor:
             return runner.failed_status(video, runner.error_message(video.uri, exc), self.config, self.store,
                                         started)
 
+    def finish_segments(self, video: InputVideo, started: float, *results: PerceptionResult) -> dict:
+        """Merge the perceived segments of a long video into one result, then as ``finish``. (The results
+        are separate arguments so that Ray resolves each reference here, not on the driver.)"""
+        try:
+            merged = merge_segments(list(results), self.config)
+            self.store.delete_video(video.video_id)  # an earlier, interrupted attempt may have left partitions
+            return runner.finish_clip(merged, self.config, self.store, started)
+        except Exception as exc:  # same rule as runner.process_video
+            return runner.failed_status(video, runner.error_message(video.uri, exc), self.config, self.store,
+                                        started)
+
 
 def _pin_loaded_thread_pools(threads: int) -> None:
     """Size the thread pools of OpenCV and torch (when the backend loaded it), so that N actors on N
@@ -148,19 +170,48 @@ def _pin_loaded_thread_pools(threads: int) -> None:
 
 @dataclass
 class _Clip:
+    """One video of the run, from its duration probe to its status."""
+
     video: InputVideo
-    attempts: int = 0  # perception attempts started
-    started: float = field(default_factory=time.time)  # wall clock of the first attempt
-    deaths: list[str] = field(default_factory=list)  # why each dead worker died
+    started: float = field(default_factory=time.time)  # wall clock when its first work was dispatched
     duration_s: float = 0.0  # the video's length, once probed: longer videos get more time
+    segments: list[ClipSpec] = field(default_factory=list)  # planned segments (empty: not split)
+    results: dict[int, Any] = field(default_factory=dict)  # segment index -> ref of its PerceptionResult
+    done: bool = False  # its status is decided (finished, or failed): late results are dropped
+
+
+@dataclass
+class _Work:
+    """One call a perception actor makes for a video: probe its duration, perceive it whole, or one segment."""
+
+    clip: _Clip
+    kind: str  # "probe" | "whole" | "segment"
+    spec: Optional[ClipSpec] = None  # segment
+    attempts: int = 0  # dispatches so far
+    deaths: list[str] = field(default_factory=list)  # why each dead worker died
+
+    def describe(self) -> str:
+        """What this work is, for errors: the whole video, or which segment of it."""
+        if self.kind != "segment":
+            return ""
+        return f"{segment_label(self.spec, len(self.clip.segments))}: "
+
+    def seconds(self) -> float:
+        """How much video this work decodes (for its timeout)."""
+        if self.kind == "probe":
+            return 0.0
+        if self.kind == "whole":
+            return self.clip.duration_s
+        end = self.spec.end_s if self.spec.end_s is not None else max(self.clip.duration_s, self.spec.start_s)
+        return end - self.spec.start_s
 
 
 @dataclass
 class _Slot:
-    """One perception actor of the pool and the clip it is working on."""
+    """One perception actor of the pool and the work it is doing."""
 
     actor: Any
-    clip: Optional[_Clip] = None
+    work: Optional[_Work] = None
     ready: bool = False  # __init__ finished (models loaded)
 
 
@@ -168,13 +219,13 @@ class _Slot:
 class _Call:
     """One outstanding remote call the driver waits for."""
 
-    kind: str  # "start" (actor __init__) | "duration" (header probe) | "perceive" | "finish" (events + QA)
+    kind: str  # "start" (actor __init__) | "perception" (any _Work) | "finish" (events + QA)
     deadline: float  # time.monotonic() after which the call is given up
-    slot: Optional[_Slot] = None  # start, perceive
-    clip: Optional[_Clip] = None  # perceive, finish
+    slot: Optional[_Slot] = None  # start, perception
+    work: Optional[_Work] = None  # perception
+    clip: Optional[_Clip] = None  # finish
     events_index: int = -1  # finish: which events actor
-    result_ref: Any = None  # perceive: the PerceptionResult, handed on without fetching it
-    perceive: Optional["_Call"] = None  # duration: the perceive call whose deadline it extends
+    result_ref: Any = None  # perception of a video or segment: the PerceptionResult, not fetched
     submitted: float = field(default_factory=time.monotonic)
 
 
@@ -190,7 +241,8 @@ class PoolPlan:
 
 def plan_pool(config: Config, n_clips: int, cluster_cpus: float, cluster_gpus: float,
               largest_node_cpus: float) -> PoolPlan:
-    """Size the actor pool: ``config.run.workers`` (0 = one per CPU), capped by GPUs and by the clips.
+    """Size the actor pool: ``config.run.workers`` (0 = one per CPU), capped by GPUs and by the clips
+    (``n_clips`` counts units of perception: a long video's segments run in parallel).
 
     Spare cores go to intra-op threads (1 worker on 2 cores runs 2 threads), but never more than one
     node has, since an actor cannot span nodes; more workers than cores share them (fractional CPUs).
@@ -256,13 +308,14 @@ def _cluster_shape() -> tuple[float, float, float]:
 
 def iter_ray(todo: list[InputVideo], config: Config, out_uri: str,
              ray_address: Optional[str] = None) -> Iterator[dict]:
-    """Process ``todo`` on Ray; yield one status dict per clip as it completes (ok or failed).
+    """Process ``todo`` on Ray; yield one status dict per video as it completes (ok or failed).
 
     Joins ``ray_address`` when given (e.g. "auto" on a cluster head), else starts a local instance and
-    stops it afterwards. A clip whose actor dies is retried on a fresh actor up to
-    ``config.run.max_retries`` times, then failed; a clip running longer than
-    ``config.run.clip_timeout_seconds`` + ``config.run.clip_timeout_per_video_second`` x its length is
-    failed and its actor replaced. Raises ``PerceptionStartupError`` when no perception actor can start.
+    stops it afterwards. Videos longer than ``sampling.max_clip_seconds`` run as parallel segments (see
+    the module doc). A clip or segment whose actor dies is retried on a fresh actor up to
+    ``config.run.max_retries`` times, then its video failed; one running longer than
+    ``config.run.clip_timeout_seconds`` + ``config.run.clip_timeout_per_video_second`` x its length fails
+    its video and its actor is replaced. Raises ``PerceptionStartupError`` when no perception actor can start.
     """
     import ray
 
@@ -271,7 +324,8 @@ def iter_ray(todo: list[InputVideo], config: Config, out_uri: str,
     connected = _connect(ray_address)
     try:
         cpus, gpus, node_cpus = _cluster_shape()
-        pool = plan_pool(config, len(todo), cpus, gpus, node_cpus)
+        pool = plan_pool(config, _units_of_work(todo, config, config.run.workers or int(cpus)), cpus, gpus,
+                         node_cpus)
         log.info("Ray: %d perception actor(s), %g CPU / %d thread(s) / %g GPU each", pool.workers,
                  pool.cpus_per_worker, pool.threads_per_worker, pool.gpus_per_worker)
         yield from _Scheduler(todo, config, out_uri, pool).run()
@@ -280,9 +334,24 @@ def iter_ray(todo: list[InputVideo], config: Config, out_uri: str,
             ray.shutdown()
 
 
+def _units_of_work(todo: list[InputVideo], config: Config, wanted_workers: int) -> int:
+    """How many perception calls the run can keep busy at once, as far as sizing the pool needs: one per
+    video, and when there are fewer videos than wanted actors, each long video's segments (the few headers
+    are read here, on the driver; an unreadable one counts once)."""
+    if len(todo) >= wanted_workers:
+        return len(todo)
+    units = 0
+    for video in todo:
+        try:
+            units += len(plan_segments(video.video_id, video.uri, probe_duration(video.uri), config))
+        except ValueError:  # a config that cannot split: the video fails with that reason later
+            units += 1
+    return units
+
+
 class _Scheduler:
-    """The driver loop: keep every perception actor busy, hand results to the events actors, enforce
-    deadlines, replace dead actors, and yield each clip's status once."""
+    """The driver loop: keep every perception actor busy, split long videos into segments, hand results to
+    the events actors, enforce deadlines, replace dead actors, and yield each video's status once."""
 
     def __init__(self, todo: list[InputVideo], config: Config, out_uri: str, pool: PoolPlan):
         import ray
@@ -292,9 +361,10 @@ class _Scheduler:
         self.store = OutputStore(out_uri)
         self.pool = pool
         self.timeout = config.run.clip_timeout_seconds
-        self.queue: collections.deque[_Clip] = collections.deque(_Clip(v) for v in todo)
-        # Restarts of perception actors are ours (a fresh actor per dead one, counted per clip), not Ray's.
-        # No runtime_env for the thread limits: it would cost every actor a dedicated, not prestarted,
+        self.per_second = config.run.clip_timeout_per_video_second
+        self.queue: collections.deque[_Work] = collections.deque(_Work(_Clip(v), "probe") for v in todo)
+        # Restarts of perception actors are ours (a fresh actor per dead one, counted per unit of work), not
+        # Ray's. No runtime_env for the thread limits: it would cost every actor a dedicated, not prestarted,
         # worker process (~2 s); Ray already sets OMP_NUM_THREADS to the actor's CPUs and
         # PerceptionActor pins the rest.
         self.perception_class = ray.remote(PerceptionActor).options(
@@ -334,25 +404,33 @@ class _Scheduler:
         self._replace_actor(slot)
 
     def _dispatch(self) -> None:
-        """Give queued clips to idle, started actors."""
+        """Give queued work to idle, started actors."""
         for slot in self.slots:
             if not self.queue:
                 return
-            if slot.ready and slot.clip is None:
-                clip = self.queue.popleft()
-                clip.attempts += 1
-                slot.clip = clip
-                # the actor runs these in order: the header probe first (milliseconds), then the clip
-                duration_ref = slot.actor.duration.remote(clip.video)
-                failure_ref, result_ref = slot.actor.perceive.options(num_returns=2).remote(clip.video)
-                perceive = _Call("perceive", time.monotonic() + self.timeout, slot=slot, clip=clip,
-                                 result_ref=result_ref)
-                self.calls[failure_ref] = perceive
-                # never expires itself: a hung probe is the perceive call's timeout
-                self.calls[duration_ref] = _Call("duration", float("inf"), clip=clip, perceive=perceive)
+            if slot.ready and slot.work is None:
+                work = self.queue.popleft()
+                work.attempts += 1
+                slot.work = work
+                deadline = time.monotonic() + self.timeout + work.seconds() * self.per_second
+                result_ref = None
+                if work.kind == "probe":
+                    ref = slot.actor.duration.remote(work.clip.video)
+                elif work.kind == "whole":
+                    ref, result_ref = slot.actor.perceive.options(num_returns=2).remote(work.clip.video)
+                else:
+                    ref, result_ref = slot.actor.perceive_segment.options(num_returns=2).remote(
+                        work.spec, len(work.clip.segments))
+                self.calls[ref] = _Call("perception", deadline, slot=slot, work=work, result_ref=result_ref)
 
     def _fail(self, clip: _Clip, error: str) -> dict:
-        return runner.failed_status(clip.video, f"{clip.video.uri}: {error}", self.config, self.store, clip.started)
+        """Fail a video (once): drop its queued work and record why; results still running are ignored."""
+        clip.done = True
+        clip.results.clear()
+        self.queue = collections.deque(w for w in self.queue if w.clip is not clip)
+        if not error.startswith(clip.video.uri):
+            error = f"{clip.video.uri}: {error}"
+        return runner.failed_status(clip.video, error, self.config, self.store, clip.started)
 
     # -- outcomes --
     def _on_started(self, ref: Any, call: _Call) -> None:
@@ -366,58 +444,87 @@ class _Scheduler:
         call.slot.ready = True
         self.startup_failures.clear()
 
-    def _on_duration(self, ref: Any, call: _Call) -> None:
-        """A long video gets ``clip_timeout_per_video_second`` more time per second of it."""
+    def _on_perception(self, ref: Any, call: _Call) -> Optional[dict]:
         import ray
 
+        slot, work = call.slot, call.work
+        clip = work.clip
+        slot.work = None
         try:
-            duration = ray.get(ref)
-        except ray.exceptions.RayError:  # the actor died: its perceive call reports that
-            return
-        if duration and call.perceive.clip is call.clip:
-            call.clip.duration_s = float(duration)
-            call.perceive.deadline += duration * self.config.run.clip_timeout_per_video_second
-
-    def _on_perceived(self, ref: Any, call: _Call) -> Optional[dict]:
-        import ray
-
-        slot, clip = call.slot, call.clip
-        slot.clip = None
-        try:
-            failure = ray.get(ref)  # small: None, or the failed status; the tables stay in the object store
-        except ray.exceptions.RayActorError as exc:  # the process died mid-clip: OOM kill, segfault, kill -9
-            clip.deaths.append(_reason(exc))
+            answer = ray.get(ref)  # small: the duration, or None / an error; the tables stay in the object store
+        except ray.exceptions.RayActorError as exc:  # the process died mid-call: OOM kill, segfault, kill -9
+            work.deaths.append(_reason(exc))
             self._replace_actor(slot)
-            if clip.attempts <= self.config.run.max_retries:
-                log.warning("%s: perception worker died (%s); retrying (%d/%d)", clip.video.video_id,
-                            clip.deaths[-1], clip.attempts, self.config.run.max_retries)
-                self.queue.appendleft(clip)
+            if clip.done:
                 return None
-            return self._fail(clip, f"perception worker died on each of {clip.attempts} attempts (out of memory "
-                                    f"or a crash in native code?); last: {clip.deaths[-1]}")
-        if failure is not None:  # the clip raised; the actor already wrote its failed status
-            return failure
+            if work.attempts <= self.config.run.max_retries:
+                log.warning("%s: %sperception worker died (%s); retrying (%d/%d)", clip.video.video_id,
+                            work.describe(), work.deaths[-1], work.attempts, self.config.run.max_retries)
+                self.queue.appendleft(work)
+                return None
+            return self._fail(clip, f"{work.describe()}perception worker died on each of {work.attempts} attempts "
+                                    f"(out of memory or a crash in native code?); last: {work.deaths[-1]}")
+        if clip.done:
+            return None  # another segment of this video already failed it
+        if work.kind == "probe":
+            return self._plan(clip, answer)
+        if answer is not None:  # the work raised
+            if work.kind == "whole":
+                clip.done = True
+                return answer  # the actor already wrote the failed status
+            return self._fail(clip, answer)
+        if work.kind == "whole":
+            self._finish(clip, "finish", call.result_ref)
+        else:
+            clip.results[work.spec.segment_index] = call.result_ref
+            if len(clip.results) == len(clip.segments):
+                self._finish(clip, "finish_segments", *[clip.results[i] for i in range(len(clip.segments))])
+        return None
+
+    def _plan(self, clip: _Clip, duration: Optional[float]) -> Optional[dict]:
+        """A probed video: perceive it whole, or queue its segments ahead of other videos, so that every
+        free actor takes one of them."""
+        clip.duration_s = float(duration or 0.0)
+        try:
+            specs = plan_segments(clip.video.video_id, clip.video.uri, duration, self.config)
+        except ValueError as exc:  # a config that cannot split this video
+            return self._fail(clip, str(exc))
+        if len(specs) == 1:
+            self.queue.appendleft(_Work(clip, "whole"))
+            return None
+        clip.segments = specs
+        self.queue.extendleft(reversed([_Work(clip, "segment", spec=spec) for spec in specs]))
+        log.info("%s: %.0f s, %d segments", clip.video.video_id, clip.duration_s, len(specs))
+        return None
+
+    def _finish(self, clip: _Clip, method: str, *result_refs: Any) -> None:
+        """Hand perceived tables to the least loaded events actor (``finish`` or ``finish_segments``)."""
         index = min(range(len(self.events_actors)), key=self.events_load.__getitem__)
         self.events_load[index] += 1
         # events + QA grow with the video too (and a fresh events actor first loads its Numba cache)
-        deadline = time.monotonic() + self.timeout + clip.duration_s * self.config.run.clip_timeout_per_video_second
-        # Ray resolves the ref inside the events actor: the tables never pass through the driver
-        finish_ref = self.events_actors[index].finish.remote(clip.video, call.result_ref, clip.started)
+        deadline = time.monotonic() + self.timeout + clip.duration_s * self.per_second
+        actor = self.events_actors[index]
+        # Ray resolves the refs inside the events actor: the tables never pass through the driver
+        if method == "finish":
+            finish_ref = actor.finish.remote(clip.video, result_refs[0], clip.started)
+        else:
+            finish_ref = actor.finish_segments.remote(clip.video, clip.started, *result_refs)
         self.calls[finish_ref] = _Call("finish", deadline, clip=clip, events_index=index)
-        return None
 
     def _on_finished(self, ref: Any, call: _Call) -> dict:
         import ray
 
         self.events_load[call.events_index] -= 1
+        call.clip.done = True
+        call.clip.results.clear()
         try:
             return ray.get(ref)
         except ray.exceptions.RayError as exc:  # its worker died more often than the retries allow
             return self._fail(call.clip, f"events/QA worker failed: {_reason(exc)}")
 
     def _expire(self, now: float) -> list[dict]:
-        """Fail clips past their deadline and replace the actor stuck on each (a hung native call cannot
-        be interrupted, only its process killed)."""
+        """Fail work past its deadline and replace the actor stuck on it (a hung native call cannot be
+        interrupted, only its process killed)."""
         import ray
 
         statuses = []
@@ -426,18 +533,23 @@ class _Scheduler:
                 continue
             del self.calls[ref]
             allowed = call.deadline - call.submitted
-            error = (f"timed out after {allowed:.0f} s (run.clip_timeout_seconds {self.timeout:g} s + "
-                     f"run.clip_timeout_per_video_second x the video's length)")
             if call.kind == "start":
                 self._startup_failed(call.slot, f"model loading took longer than "
                                                 f"{self.config.run.worker_start_timeout_seconds:g} s "
                                                 f"(run.worker_start_timeout_seconds)")
-            elif call.kind == "perceive":
-                log.warning("%s: %s; replacing its worker", call.clip.video.video_id, error)
-                call.slot.clip = None
+            elif call.kind == "perception":
+                work = call.work
+                length = "segment's" if work.kind == "segment" else "video's"
+                error = (f"{work.describe()}timed out after {allowed:.0f} s (run.clip_timeout_seconds "
+                         f"{self.timeout:g} s + run.clip_timeout_per_video_second x the {length} length)")
+                log.warning("%s: %s; replacing its worker", work.clip.video.video_id, error)
+                call.slot.work = None
                 self._replace_actor(call.slot)
-                statuses.append(self._fail(call.clip, error))
+                if not work.clip.done:
+                    statuses.append(self._fail(work.clip, error))
             else:
+                error = (f"timed out after {allowed:.0f} s (run.clip_timeout_seconds {self.timeout:g} s + "
+                         f"run.clip_timeout_per_video_second x the video's length)")
                 log.warning("%s: %s in events/QA; restarting that worker", call.clip.video.video_id, error)
                 self.events_load[call.events_index] -= 1
                 ray.cancel(ref)  # so that Ray does not retry this one on the restarted actor
@@ -449,8 +561,7 @@ class _Scheduler:
     def run(self) -> Iterator[dict]:
         import ray
 
-        handlers = {"start": self._on_started, "duration": self._on_duration, "perceive": self._on_perceived,
-                    "finish": self._on_finished}
+        handlers = {"start": self._on_started, "perception": self._on_perception, "finish": self._on_finished}
         for _ in range(self.pool.workers):
             self._start_actor()
         try:

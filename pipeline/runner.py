@@ -81,6 +81,7 @@ def finish_clip(result: PerceptionResult, config: Config, store: OutputStore, st
         "height": info.height,
         "rotation": info.rotation,
         "n_frames": result.n_frames,
+        "n_segments": result.n_segments,
         "n_persons": len(set(result.tracks.column("person_id").to_pylist())),
         "n_events": events.num_rows,
         "n_qa": qa.num_rows,
@@ -111,11 +112,16 @@ def failed_status(video: InputVideo, error: str, config: Config, store: OutputSt
 
 def process_video(video: InputVideo, perceive: Callable[[ClipSpec], PerceptionResult], config: Config,
                   store: OutputStore) -> dict:
-    """Perceive, derive, write one video; any exception becomes a failed status, never a crash."""
+    """Perceive, derive, write one video; any exception becomes a failed status, never a crash.
+
+    A video longer than ``sampling.max_clip_seconds`` is perceived as overlapping segments, one after
+    another, and merged into one video-level result (pipeline/segments.py); one status per video."""
+    from pipeline.segments import perceive_video
+
     started = time.time()
     store.delete_video(video.video_id)
     try:
-        result = perceive(ClipSpec(video_id=video.video_id, uri=video.uri))
+        result = perceive_video(video.video_id, video.uri, perceive, config)
         return finish_clip(result, config, store, started)
     except Exception as exc:  # one bad clip must never stop a corpus run
         log.debug("clip %s failed:\n%s", video.video_id, traceback.format_exc())

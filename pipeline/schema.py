@@ -149,6 +149,27 @@ QA_SCHEMA = pa.schema(
     ]
 )
 
+# --- perception's hand-over tables (not written to OUT: they let segments of a long video merge) --
+
+SAMPLED_FRAMES_SCHEMA = pa.schema(
+    [
+        pa.field("frame_idx", pa.int32(), nullable=False),  # index among sampled frames
+        pa.field("t", pa.float64(), nullable=False),  # seconds from clip start, from pts
+        pa.field("native_frame_idx", pa.int32(), nullable=False),
+        pa.field("shot_id", pa.int32(), nullable=False),
+    ]
+)
+
+IDENTITIES_SCHEMA = pa.schema(
+    [
+        pa.field("person_id", pa.int32(), nullable=False),
+        # mean torso colour descriptor (tracking.appearance) of the person's seen detections; all zero
+        # when never seen well enough
+        pa.field("appearance", pa.list_(pa.float32()), nullable=False),
+        pa.field("n_frames", pa.int32(), nullable=False),  # sampled frames the person is in
+    ]
+)
+
 # --- run bookkeeping ----------------------------------------------------------------------------
 
 MANIFEST_SCHEMA = pa.schema(
@@ -168,6 +189,7 @@ MANIFEST_SCHEMA = pa.schema(
         pa.field("n_qa", pa.int32(), nullable=True),
         pa.field("wall_s", pa.float64(), nullable=True),
         pa.field("config_hash", pa.string(), nullable=True),
+        pa.field("n_segments", pa.int32(), nullable=True),  # perceived as this many segments (long videos)
     ]
 )
 
