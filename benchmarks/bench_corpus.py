@@ -32,12 +32,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "benchmarks"))
 
 from pipeline import runner  # noqa: E402
 from pipeline.config import Config, usable_cores  # noqa: E402
 from pipeline.inputs import assign_video_ids, expand_inputs  # noqa: E402
 from pipeline.storage import OutputStore  # noqa: E402
 from shared_media import find_media_dir  # noqa: E402
+from cpu_steal import cpu_times, describe, steal_share  # noqa: E402
 
 SHARED_CLIPS = ("atd_kitchen.mp4", "tvhid_highfive_0018.avi", "tvhid_highfive_0005.avi", "tvhid_handshake_0001.avi")
 STAGES = ("decode", "shots", "detect", "track", "gaze", "table", "events_qa")
@@ -129,7 +131,9 @@ def main() -> None:
                     stream = runner.iter_local(videos, config, OutputStore(str(out)))
                 else:
                     stream = iter_ray(videos, config.replace(run={"workers": workers}), str(out))
+                ticks = cpu_times()
                 row = summarise(mode, *timed(stream))
+                row["steal"] = steal_share(ticks, cpu_times())
                 if mode not in results or row["steady_s"] < results[mode]["steady_s"]:
                     results[mode] = row
     finally:
@@ -139,7 +143,8 @@ def main() -> None:
 
     print("best of each mode:")
     for row in results.values():
-        print(f"  {row['mode']:6s} wall {row['wall_s']:6.1f} s  steady {1 / row['steady_s']:.3f} clips/s")
+        print(f"  {row['mode']:6s} wall {row['wall_s']:6.1f} s  steady {1 / row['steady_s']:.3f} clips/s  "
+              f"{describe(row['steal'])}")
     # Perception is single-threaded (MediaPipe): two actors on two free cores should each keep their
     # one-actor speed; how much slower each clip got says how many cores were really free.
     perception = {mode: sum(row["stages"][k] for k in STAGES if k != "events_qa") for mode, row in results.items()}
