@@ -1,6 +1,7 @@
-"""Shared fixtures: where the real test clips live."""
+"""Shared fixtures: where the real test clips live, and a small local Ray instance."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -11,3 +12,17 @@ from shared_media import find_media_dir
 @pytest.fixture(scope="session")
 def media_dir() -> Path:
     return find_media_dir()
+
+
+@pytest.fixture(scope="module")
+def ray_instance() -> str:
+    """One small local Ray instance per test module (2 CPUs), shut down after it; its GCS address lets
+    subprocesses join it (RAY_ADDRESS)."""
+    import ray
+
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    repo = Path(__file__).resolve().parents[1]
+    context = ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
+                       runtime_env={"env_vars": {"PYTHONPATH": str(repo)}})
+    yield context.address_info["gcs_address"]
+    ray.shutdown()

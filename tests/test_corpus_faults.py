@@ -106,17 +106,6 @@ def test_bad_files_fail_with_reasons_and_the_run_succeeds(corpus_run):
 
 # --- dying and hanging workers (in-process driver on a small Ray instance) -------------------------
 
-@pytest.fixture(scope="module")
-def ray_instance():
-    import ray
-
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": str(REPO)}})
-    yield
-    ray.shutdown()
-
-
 class ActorKiller:
     """SIGKILLs perception actors of this test's own Ray instance while they are inside a clip, the way
     the kernel's OOM killer would; at most ``limit`` kills."""

@@ -14,6 +14,7 @@ import pytest
 from pipeline import schema
 from pipeline.clip import ClipSpec
 from pipeline.config import Config
+from tracking.segment_identity import box_iou
 from pipeline.perception import PerceptionWorker
 from pipeline.video import VideoError
 
@@ -43,15 +44,7 @@ def _frame(tracks) -> pd.DataFrame:
 
 def _iou_distance(a: np.ndarray, b: np.ndarray, max_distance: float) -> np.ndarray:
     """1 - IoU between xyxy boxes, NaN beyond ``max_distance`` (motmetrics' convention for no match)."""
-    x1 = np.maximum(a[:, None, 0], b[None, :, 0])
-    y1 = np.maximum(a[:, None, 1], b[None, :, 1])
-    x2 = np.minimum(a[:, None, 2], b[None, :, 2])
-    y2 = np.minimum(a[:, None, 3], b[None, :, 3])
-    inter = np.clip(x2 - x1, 0, None) * np.clip(y2 - y1, 0, None)
-    area_a = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1])
-    area_b = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        distance = 1.0 - inter / (area_a[:, None] + area_b[None, :] - inter)
+    distance = 1.0 - box_iou(a, b)
     distance[~(distance <= max_distance)] = np.nan
     return distance
 

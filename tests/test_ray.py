@@ -18,7 +18,7 @@ from pipeline.inputs import assign_video_ids
 from pipeline.ray_runner import plan_pool
 from pipeline.ray_submit import submit_arguments
 from pipeline.storage import OutputStore
-from table_checks import assert_tables_equal, sorted_table
+from table_checks import assert_tables_equal, run_both_executors, sorted_table
 
 REPO = Path(__file__).resolve().parents[1]
 CLIPS = ("tvhid_highfive_0018.avi", "tvhid_handshake_0001.avi")
@@ -101,18 +101,6 @@ def test_pool_sizing():
 
 # --- real runs on the shared clips ---------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def ray_instance():
-    """One small local Ray instance for this module (and its subprocesses, via RAY_ADDRESS)."""
-    import ray
-
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    context = ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
-                       runtime_env={"env_vars": {"PYTHONPATH": str(REPO)}})
-    yield context.address_info["gcs_address"]
-    ray.shutdown()
-
-
 def _manifest(store: OutputStore) -> pa.Table:
     import pyarrow.parquet as pq
 
@@ -123,22 +111,9 @@ def _manifest(store: OutputStore) -> pa.Table:
 @pytest.fixture(scope="module")
 def executor_runs(media_dir, ray_instance, tmp_path_factory):
     """The same clips through the local executor and the Ray executor (2 actors)."""
-    from pipeline import runner
-    from pipeline.ray_runner import iter_ray
-
     config = Config().replace(sampling={"fps": 2.0}, run={"workers": 2})
     videos = assign_video_ids([str(media_dir / name) for name in CLIPS])
-    outs = {}
-    for executor in ("local", "ray"):
-        out = tmp_path_factory.mktemp(f"out_{executor}")
-        store = OutputStore(str(out))
-        if executor == "local":
-            statuses = list(runner.iter_local(videos, config, store))
-        else:
-            statuses = list(iter_ray(videos, config, str(out)))
-        runner.build_manifest(store)
-        outs[executor] = (store, statuses)
-    return outs
+    return run_both_executors(videos, config, tmp_path_factory.mktemp)
 
 
 @pytest.mark.slow

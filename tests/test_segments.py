@@ -6,7 +6,6 @@ clips (and videos written from them with PyAV) in segments and compare with whol
 from __future__ import annotations
 
 import math
-import os
 import re
 from pathlib import Path
 
@@ -19,17 +18,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline import runner, schema
+from pipeline import schema
 from pipeline.clip import ClipSpec, PerceptionResult, VideoInfo
 from pipeline.config import Config
 from pipeline.inputs import InputVideo
 from pipeline.segments import SegmentError, check_segment_config, merge_segments, perceive_video, plan_segments
 from pipeline.storage import OutputStore
-from table_checks import assert_tables_equal, sorted_table
+from table_checks import assert_tables_equal, run_both_executors, sorted_table
 from test_perception import _head_boxes, _iou_distance
 from tracking.appearance import DESCRIPTOR_SIZE
 
-REPO = Path(__file__).resolve().parents[1]
 
 
 # --- planning ------------------------------------------------------------------------------------
@@ -383,36 +381,13 @@ def _truncated_copy(media_dir: Path, directory: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def ray_instance():
-    """One small local Ray instance for this module (as tests/test_ray.py)."""
-    import ray
-
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": str(REPO)}})
-    yield
-    ray.shutdown()
-
-
-@pytest.fixture(scope="module")
 def executor_runs(media_dir, ray_instance, tmp_path_factory):
     """A long (segmented) video and a truncated one through both executors."""
-    from pipeline.ray_runner import iter_ray
-
     corpus = tmp_path_factory.mktemp("segments_corpus")
     videos = [InputVideo("atd_kitchen", str(media_dir / "atd_kitchen.mp4")),
               InputVideo("kitchen_cut", str(_truncated_copy(media_dir, corpus)))]
-    outs = {}
-    for executor in ("local", "ray"):
-        out = tmp_path_factory.mktemp(f"segments_{executor}")
-        store = OutputStore(str(out))
-        if executor == "local":
-            statuses = list(runner.iter_local(videos, SEGMENTED_CONFIG, store))
-        else:
-            statuses = list(iter_ray(videos, SEGMENTED_CONFIG, str(out)))
-        runner.build_manifest(store)
-        outs[executor] = (store, {s["video_id"]: s for s in statuses})
-    return videos, outs
+    runs = run_both_executors(videos, SEGMENTED_CONFIG, tmp_path_factory.mktemp)
+    return videos, {executor: (store, {s["video_id"]: s for s in statuses}) for executor, (store, statuses) in runs.items()}
 
 
 @pytest.mark.slow
