@@ -540,7 +540,7 @@ class _Scheduler:
             elif call.kind == "perception":
                 work = call.work
                 length = "segment's" if work.kind == "segment" else "video's"
-                error = (f"{work.describe()}timed out after {allowed:.0f} s (run.clip_timeout_seconds "
+                error = (f"{work.describe()}timed out after {round(allowed, 1):g} s (run.clip_timeout_seconds "
                          f"{self.timeout:g} s + run.clip_timeout_per_video_second x the {length} length)")
                 log.warning("%s: %s; replacing its worker", work.clip.video.video_id, error)
                 call.slot.work = None
@@ -548,7 +548,7 @@ class _Scheduler:
                 if not work.clip.done:
                     statuses.append(self._fail(work.clip, error))
             else:
-                error = (f"timed out after {allowed:.0f} s (run.clip_timeout_seconds {self.timeout:g} s + "
+                error = (f"timed out after {round(allowed, 1):g} s (run.clip_timeout_seconds {self.timeout:g} s + "
                          f"run.clip_timeout_per_video_second x the video's length)")
                 log.warning("%s: %s in events/QA; restarting that worker", call.clip.video.video_id, error)
                 self.events_load[call.events_index] -= 1

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -209,3 +210,34 @@ def test_a_long_video_gets_time_in_proportion_to_its_length(ray_instance, media_
     status, _ = _run_one(media_dir, tmp_path / "out", config, "atd_kitchen.mp4")
     assert status["status"] == "ok", status["error"]
     assert status["n_frames"] == 34 and status["timings"]["total"] > 1.0
+
+
+# --- the same faults inside one segment of a long video ------------------------------------------
+
+# tvhid_highfive_0018 (2.7 s) at 4 fps as two segments of at most 1.5 s (0.5 s overlap)
+SEGMENTED = {"fps": 4.0, "max_clip_seconds": 1.5, "segment_overlap_seconds": 0.5}
+
+
+def test_a_worker_killed_inside_a_segment_is_retried_and_the_video_completes(ray_instance, media_dir, tmp_path):
+    config = Config().replace(sampling=SEGMENTED, run={"workers": 2, "max_retries": 2})
+    with ActorKiller(limit=1) as killer:
+        status, _ = _run_one(media_dir, tmp_path / "out", config, "tvhid_highfive_0018.avi")
+    assert len(killer.killed) == 1
+    assert status["status"] == "ok", status["error"]
+    assert status["n_segments"] == 2 and status["n_frames"] == 11  # the same frames as a whole run
+    tracks = OutputStore(str(tmp_path / "out")).read_video_table("tracks", "tvhid_highfive_0018")
+    assert tracks.column("frame_idx").to_pylist() == sorted(tracks.column("frame_idx").to_pylist())
+    assert set(tracks.column("person_id").to_pylist()) >= {0, 1}
+
+
+def test_a_segment_past_its_timeout_fails_its_video_naming_the_segment(ray_instance, media_dir, tmp_path):
+    config = Config().replace(sampling=SEGMENTED, run={"workers": 2, "clip_timeout_seconds": 0.5,
+                                                       "clip_timeout_per_video_second": 0.0})
+    status, elapsed = _run_one(media_dir, tmp_path / "out", config, "tvhid_highfive_0018.avi")
+    assert status["status"] == "failed"
+    assert re.search(r"segment [12] of 2 \[[\d.]+, [\w.]+\) s: .*timed out after 0.5 s", status["error"]), status["error"]
+    assert status["error"].startswith(str(media_dir / "tvhid_highfive_0018.avi"))
+    assert elapsed < 120
+    store = OutputStore(str(tmp_path / "out"))
+    assert store.read_video_table("tracks", "tvhid_highfive_0018") is None
+    assert store.read_status("tvhid_highfive_0018")["status"] == "failed"
