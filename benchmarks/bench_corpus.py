@@ -32,16 +32,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
-sys.path.insert(0, str(REPO / "benchmarks"))
 
 from pipeline import runner  # noqa: E402
 from pipeline.config import Config, usable_cores  # noqa: E402
 from pipeline.inputs import assign_video_ids, expand_inputs  # noqa: E402
 from pipeline.storage import OutputStore  # noqa: E402
-from shared_media import find_media_dir  # noqa: E402
+from shared_media import SHARED_CLIPS, find_media_dir  # noqa: E402
 from cpu_steal import cpu_times, describe, steal_share  # noqa: E402
 
-SHARED_CLIPS = ("atd_kitchen.mp4", "tvhid_highfive_0018.avi", "tvhid_highfive_0005.avi", "tvhid_handshake_0001.avi")
 STAGES = ("decode", "shots", "detect", "track", "gaze", "table", "events_qa")
 
 

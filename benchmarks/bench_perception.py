@@ -26,12 +26,9 @@ from pipeline.clip import ClipSpec  # noqa: E402
 from pipeline.config import Config  # noqa: E402
 from pipeline.perception import PerceptionWorker  # noqa: E402
 from pipeline.video import iter_frames, probe  # noqa: E402
-from shared_media import find_media_dir  # noqa: E402
-
-sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+from shared_media import SHARED_CLIPS, find_media_dir  # noqa: E402
 from cpu_steal import cpu_times, describe, steal_share  # noqa: E402
 
-CLIPS = ("atd_kitchen.mp4", "tvhid_highfive_0018.avi", "tvhid_highfive_0005.avi", "tvhid_handshake_0001.avi")
 STAGES = ("decode", "shots", "detect", "track", "gaze", "table", "total")
 
 
@@ -88,7 +85,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         looped = Path(tmp) / f"kitchen_loop_{int(args.loop_seconds)}s.mp4"
         loop_clip(args.media / "atd_kitchen.mp4", looped, args.loop_seconds)
-        uris = [str(args.media / name) for name in CLIPS] + [str(looped)]
+        uris = [str(args.media / name) for name in SHARED_CLIPS] + [str(looped)]
         worker(ClipSpec(video_id="warmup", uri=uris[0]))  # compile / first-call costs, not timed
 
         header = f"{'clip':34s} {'video_s':>7s} {'frames':>6s} " + " ".join(f"{s:>7s}" for s in STAGES)

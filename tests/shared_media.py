@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+# the video clips of shared/media (its README describes them)
+SHARED_CLIPS = ("atd_kitchen.mp4", "tvhid_highfive_0018.avi", "tvhid_highfive_0005.avi", "tvhid_handshake_0001.avi")
 
 
 def find_media_dir() -> Path:
