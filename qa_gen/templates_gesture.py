@@ -139,6 +139,9 @@ def g3_temporal(ctx: VideoContext) -> Iterator[Candidate]:
                         (e.start, e.end))
 
 
+COUNT_QUESTIONS = ("How many times does {p} {verb} in the clip?", "In the whole clip, how often does {p} {verb}?")
+
+
 def _times(n: int) -> str:
     """Counts as bare numbers: "Once" / "4 times" would make the short answers stand out."""
     return str(n)
@@ -174,7 +177,7 @@ def g4_frequency(ctx: VideoContext) -> Iterator[Candidate]:
         pool = [_times(k) for k in (n - 2, n - 1, n + 1, n + 2, n + 3) if k >= 0]
         preferred = [_times(n + 1)] + ([_times(n - 1)] if n >= 1 else [])
         distractors = pick_distractors(rng, preferred, pool, _times(n))
-        q = choose(rng, ["How many times does {p} {verb} in the clip?", "In the whole clip, how often does {p} {verb}?"],
+        q = choose(rng, COUNT_QUESTIONS,
                    p=person(pid), verb=COUNT_VERBS[kind])
         yield Candidate("G4", "G4.count", q, _times(n), distractors,
                         [f"{person(pid)} makes {n} {kind} gesture{'s' if n != 1 else ''}."]
@@ -191,7 +194,7 @@ def g4_frequency(ctx: VideoContext) -> Iterator[Candidate]:
         rng = ctx.rng("G4.none", pid)
         kind = rng.choice(kinds)
         others = [e for e in gestures if e.event_type == kind]
-        q = choose(rng, ["How many times does {p} {verb} in the clip?", "In the whole clip, how often does {p} {verb}?"],
+        q = choose(rng, COUNT_QUESTIONS,
                    p=person(pid), verb=COUNT_VERBS[kind])
         distractors = pick_distractors(rng, [_times(1)], [_times(k) for k in (1, 2, 3, 4)], _times(0))
         yield Candidate("G4", "G4.count", q, _times(0), distractors,
