@@ -272,19 +272,19 @@ def inspect_command(
     """Summarise a run: clips ok/failed, people, events by type, QA by category, answer balance, drops."""
     from rich.console import Console as StdoutConsole
 
-    from pipeline import inspect as inspect_run
+    from pipeline import summary as run_summary
 
     try:
-        summary = (inspect_run.summarize_video(out, video) if video is not None
-                   else inspect_run.summarize_run(out))
-    except inspect_run.InspectError as exc:
+        found = (run_summary.summarize_video(out, video) if video is not None
+                 else run_summary.summarize_run(out))
+    except run_summary.InspectError as exc:
         _fail(str(exc))
     if as_json:
-        typer.echo(inspect_run.to_json(summary))
+        typer.echo(run_summary.to_json(found))
     elif video is not None:
-        inspect_run.print_video_summary(summary, StdoutConsole())
+        run_summary.print_video_summary(found, StdoutConsole())
     else:
-        inspect_run.print_run_summary(summary, StdoutConsole())
+        run_summary.print_run_summary(found, StdoutConsole())
 
 
 @app.command("render")

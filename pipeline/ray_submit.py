@@ -19,8 +19,8 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def _fix_import_path() -> None:
-    """Run as a script, Python puts pipeline/ itself first on sys.path, where pipeline/inspect.py would
-    shadow the standard library; drop it, and find the package from a checkout when not installed."""
+    """Run as a script, Python puts pipeline/ itself first on sys.path, where its modules could shadow
+    top-level ones; drop it, and find the package from a checkout when not installed."""
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
     try:
         import pipeline  # noqa: F401 - installed on the node (cluster.yaml setup_commands)

@@ -24,7 +24,7 @@ import pyarrow as pa
 import supervision as sv
 
 from pipeline.annotate import PersonAnnotator
-from pipeline.inspect import InspectError, describe_event, open_output, sampling_fps
+from pipeline.summary import InspectError, describe_event, open_output, sampling_fps
 from pipeline.storage import OutputStore
 from pipeline.video import iter_frames
 

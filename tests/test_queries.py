@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from pipeline import runner, schema
 from pipeline.cli import app
 from pipeline.config import Config
-from pipeline.inspect import summarize_run, summarize_video
+from pipeline.summary import summarize_run, summarize_video
 from pipeline.storage import OutputStore
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "querying.md"

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from pipeline import runner, schema
 from pipeline.cli import app
 from pipeline.config import Config
-from pipeline.inspect import InspectError, describe_event, summarize_run, summarize_video
+from pipeline.summary import InspectError, describe_event, summarize_run, summarize_video
 from pipeline.storage import OutputStore
 
 FPS = 4.0
