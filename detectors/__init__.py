@@ -1,8 +1,9 @@
 """socialtrace detectors: person / pose backends behind one ``PersonDetector`` interface, plus the
 face -> gaze and hand -> pointing refinement every backend shares.
 
-``create_detector(config)`` is the only entry point the pipeline needs; ``resolve_backend(config)``
-says which backend ``auto`` picks and why, without loading any model.
+``create_detector(detector, gaze, pointing, fps=..., max_side=..., threads=...)`` is the only entry point
+the pipeline needs; ``resolve_backend(detector)`` says which backend ``auto`` picks and why, without
+loading any model.
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 from detectors.base import PersonDetector
 from detectors.observation import FrameObservations
-from pipeline.config import Config
+from detectors.config import DetectorConfig, GazeConfig, PointingConfig
 
 __all__ = ["PersonDetector", "FrameObservations", "create_detector", "resolve_backend", "find_local_weights"]
 
@@ -44,11 +45,11 @@ def find_local_weights(weights: str) -> Path | None:
     return None
 
 
-def resolve_backend(config: Config) -> tuple[str, str]:
-    """(backend name, human-readable reason) for ``config.detector``; raises ValueError for an unknown
-    backend or an explicitly given weights path that does not exist."""
-    backend = config.detector.backend
-    weights = config.detector.weights
+def resolve_backend(config: DetectorConfig) -> tuple[str, str]:
+    """(backend name, human-readable reason) for ``config``; raises ValueError for an unknown backend or
+    an explicitly given weights path that does not exist."""
+    backend = config.backend
+    weights = config.weights
     if backend not in BACKENDS:
         raise ValueError(f"unknown detector backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     if backend == "mediapipe":
@@ -66,16 +67,21 @@ def resolve_backend(config: Config) -> tuple[str, str]:
     return "mediapipe", f"auto: no local YOLO weights {weights!r} (checked the path and Ultralytics' weights dir), using the offline MediaPipe backend"
 
 
-def create_detector(config: Config) -> PersonDetector:
-    """The person detector ``config.detector`` asks for (``auto`` = YOLO when its weights are local,
-    else MediaPipe). Models are created once here; call ``detect`` many times."""
+def create_detector(
+    config: DetectorConfig, gaze: GazeConfig, pointing: PointingConfig, *, fps: float, max_side: int, threads: int
+) -> PersonDetector:
+    """The person detector ``config`` asks for (``auto`` = YOLO when its weights are local, else
+    MediaPipe), refining gaze and pointing with ``gaze`` and ``pointing``. ``fps`` is the sampling rate
+    of the frames it will see, ``max_side`` their longest side, ``threads`` how many per-person model
+    threads it may use. Models are created once here; call ``detect`` many times."""
     backend, reason = resolve_backend(config)
     logger.info("detector backend: %s (%s)", backend, reason)
     if backend == "yolo":
         from detectors.yolo_backend import YoloPoseDetector
 
-        local = find_local_weights(config.detector.weights)
-        return YoloPoseDetector(config, weights=str(local) if local is not None else config.detector.weights)
+        local = find_local_weights(config.weights)
+        return YoloPoseDetector(config, gaze, pointing, max_side=max_side,
+                                weights=str(local) if local is not None else config.weights)
     from detectors.mediapipe_backend import MediaPipeDetector
 
-    return MediaPipeDetector(config)
+    return MediaPipeDetector(config, gaze, pointing, fps=fps, threads=threads)

@@ -19,7 +19,7 @@ class PersonDetector(Protocol):
         """One ``FrameObservations`` per frame, coordinates normalised to [0, 1].
 
         ``frames`` are RGB uint8 arrays of shape (H, W, 3), rotation already applied and resized so
-        the longest side is at most ``config.sampling.max_side``.
+        the longest side is at most the sampling's ``max_side``.
         """
         ...
 

@@ -30,7 +30,7 @@ from detectors.keypoints import (
 from detectors.mediapipe_models import Face, MediaPipeModels
 from detectors.observation import LEFT_HIP, LEFT_SHOULDER, RIGHT_HIP, RIGHT_SHOULDER, FrameObservations
 from detectors.refine import PersonRefiner
-from pipeline.config import Config
+from detectors.config import DetectorConfig, GazeConfig, PointingConfig
 
 GREY = 127
 KEYPOINT_MIN_SCORE = 0.5  # MediaPipe visibility above which a landmark counts as seen
@@ -91,20 +91,23 @@ class MediaPipeDetector:
 
     name = "mediapipe"
 
-    def __init__(self, config: Config, models: MediaPipeModels | None = None) -> None:
+    def __init__(
+        self, config: DetectorConfig, gaze: GazeConfig, pointing: PointingConfig, *, fps: float, threads: int,
+        models: MediaPipeModels | None = None,
+    ) -> None:
         self.config = config
         self.models = models or MediaPipeModels(face_min_conf=0.3, pose_min_conf=0.4)
         # MediaPipe graphs run with the GIL released but are not thread-safe: one model set per thread,
         # each person's crops handled by one of them (results do not depend on which)
-        threads = config.run.perception_thread_count()
+        threads = max(1, threads)
         self.model_sets = [self.models] + [
             MediaPipeModels(face_min_conf=0.3, pose_min_conf=0.4) for _ in range(max(0, threads - 1))
         ]
-        self.refiners = [PersonRefiner(config, m) for m in self.model_sets]
+        self.refiners = [PersonRefiner(gaze, pointing, hand_model=config.hand_model, models=m) for m in self.model_sets]
         self.pool = ThreadPoolExecutor(threads, thread_name_prefix="socialtrace-person") if threads > 1 else None
-        self.max_search_passes = config.detector.mediapipe_search_passes
+        self.max_search_passes = config.mediapipe_search_passes
         # frames between whole-frame searches while a search finds nobody (always the next frame otherwise)
-        self.search_every = max(1, round(config.sampling.fps * config.detector.search_interval_seconds))
+        self.search_every = max(1, round(fps * config.search_interval_seconds))
 
     def detect(self, frames: list[np.ndarray]) -> list[FrameObservations]:
         """People in each RGB frame (see ``PersonDetector.detect``). Frames are consecutive samples of one
@@ -163,7 +166,7 @@ class MediaPipeDetector:
             if found is None:
                 break
             people.append(found)
-        return [p for p in people if p.confidence >= self.config.detector.person_conf]
+        return [p for p in people if p.confidence >= self.config.person_conf]
 
     @staticmethod
     def _plausible_face(face: Face, frame: np.ndarray) -> bool:

@@ -15,7 +15,7 @@ from detectors.hands import arm_raised, index_ray, open_palm_score, pointing_sco
 from detectors.keypoints import ARMS, hand_boxes_from_arm, head_box, visible
 from detectors.mediapipe_models import Face, MediaPipeModels
 from detectors.observation import LEFT_EYE, LEFT_HIP, NOSE, RIGHT_EYE, RIGHT_HIP, FrameObservations
-from pipeline.config import Config
+from detectors.config import GazeConfig, PointingConfig
 
 KEYPOINT_MIN_SCORE = 0.5
 MESH_MIN_HEAD_PIXELS = 24  # smaller heads give unstable landmarks; keypoint gaze is as good there
@@ -33,8 +33,13 @@ def _square_crop(centre: np.ndarray, side: float, width: int, height: int) -> tu
 class PersonRefiner:
     """Adds gaze, hands and pointing to ``FrameObservations`` (normalised coordinates in and out)."""
 
-    def __init__(self, config: Config, models: MediaPipeModels | None = None) -> None:
-        self.config = config
+    def __init__(
+        self, gaze: GazeConfig, pointing: PointingConfig, *, hand_model: bool = True,
+        models: MediaPipeModels | None = None,
+    ) -> None:
+        self.gaze = gaze
+        self.pointing = pointing
+        self.hand_model = hand_model  # run the hand landmark model on raised arms
         self.models = models or MediaPipeModels()
 
     def refine(
@@ -109,7 +114,7 @@ class PersonRefiner:
         if not (head[0] <= mesh_centre[0] <= head[2] and head[1] <= mesh_centre[1] <= head[3]):
             return None
         score = face.score if face is not None else FACE_SCORE_WITHOUT_DETECTION
-        return gaze_from_face_mesh(mesh, (width, height), score, self.config.gaze.iris_weight)
+        return gaze_from_face_mesh(mesh, (width, height), score, self.gaze.iris_weight)
 
     # --- hands and pointing -------------------------------------------------------------------
 
@@ -121,7 +126,7 @@ class PersonRefiner:
         missing = ~np.isfinite(hand_boxes).all(axis=1)
         hand_boxes[missing] = from_arm[missing]
 
-        pointing_cfg = self.config.pointing
+        pointing_cfg = self.pointing
         best_conf, best_ray = 0.0, None
         for side, (shoulder, elbow, wrist) in enumerate(ARMS):
             hip = LEFT_HIP if side == 0 else RIGHT_HIP
@@ -135,7 +140,7 @@ class PersonRefiner:
             )[0]
             if not raised or not np.isfinite(hand_boxes[side]).all():
                 continue
-            hand = self._hand_landmarks(frame, hand_boxes[side]) if self.config.detector.hand_model else None
+            hand = self._hand_landmarks(frame, hand_boxes[side]) if self.hand_model else None
             if hand is None:
                 continue
             landmarks, hand_score = hand

@@ -8,7 +8,7 @@ from detectors.base import check_frames
 from detectors.keypoints import head_box
 from detectors.observation import FrameObservations
 from detectors.refine import KEYPOINT_MIN_SCORE, PersonRefiner
-from pipeline.config import Config
+from detectors.config import DetectorConfig, GazeConfig, PointingConfig
 
 
 def _pick_device(requested: str) -> str:
@@ -25,36 +25,40 @@ class YoloPoseDetector:
 
     name = "yolo"
 
-    def __init__(self, config: Config, weights: str | None = None, refiner: PersonRefiner | None = None) -> None:
+    def __init__(
+        self, config: DetectorConfig, gaze: GazeConfig, pointing: PointingConfig, *, max_side: int,
+        weights: str | None = None, refiner: PersonRefiner | None = None,
+    ) -> None:
         from ultralytics import YOLO
 
         self.config = config
-        self.weights = weights or config.detector.weights
+        self.weights = weights or config.weights
+        self.max_side = max_side
         try:
             self.model = YOLO(self.weights, task="pose")
         except FileNotFoundError as exc:
             raise ValueError(f"{self.weights}: cannot load YOLO weights ({exc})") from exc
         if getattr(self.model, "task", "pose") != "pose":
             raise ValueError(f"{self.weights}: not a pose model (task {self.model.task!r}); use a *-pose model")
-        self.device = _pick_device(config.detector.device)
-        self.refiner = refiner or PersonRefiner(config)
+        self.device = _pick_device(config.device)
+        self.refiner = refiner or PersonRefiner(gaze, pointing, hand_model=config.hand_model)
 
     def detect(self, frames: list[np.ndarray]) -> list[FrameObservations]:
-        """People in each RGB frame (see ``PersonDetector.detect``), ``config.detector.batch_size``
+        """People in each RGB frame (see ``PersonDetector.detect``), ``config.batch_size``
         frames per forward pass."""
         check_frames(frames)
         out: list[FrameObservations] = []
-        batch_size = max(1, int(self.config.detector.batch_size))
+        batch_size = max(1, int(self.config.batch_size))
         for start in range(0, len(frames), batch_size):
             batch = frames[start : start + batch_size]
             # Ultralytics expects BGR numpy images
             results = self.model.predict(
                 [np.ascontiguousarray(f[..., ::-1]) for f in batch],
-                conf=self.config.detector.person_conf,
+                conf=self.config.person_conf,
                 classes=[0],
                 device=self.device,
                 verbose=False,
-                imgsz=_inference_size(batch[0], self.config.sampling.max_side),
+                imgsz=_inference_size(batch[0], self.max_side),
             )
             for frame, result in zip(batch, results):
                 observations = self.from_ultralytics(result, frame.shape[1], frame.shape[0])

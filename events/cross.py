@@ -9,7 +9,7 @@ import numpy as np
 from events.arrays import TrackArrays
 from events.records import Event
 from events.targets import entity
-from pipeline.config import EventConfig
+from events.config import EventConfig
 
 # gaze_at is one person's look, not an interaction: it takes part in the target-based cross events below
 # but pairing it with every gesture would swamp co_occur/adjacent with trivial pairs

@@ -12,7 +12,7 @@ from events.cross import detect_cross_events
 from events.gaze import detect_gaze_events
 from events.gestures import detect_gesture_events
 from events.records import events_to_table
-from pipeline.config import EventConfig
+from events.config import EventConfig
 from pipeline.schema import EVENTS_SCHEMA, empty_table
 
 
@@ -32,7 +32,7 @@ def detect_events(
     if not isinstance(tracks, pa.Table):
         raise TypeError(f"detect_events expects a pyarrow.Table of tracks, got {type(tracks).__name__}")
     if not isinstance(config, EventConfig):
-        raise TypeError(f"detect_events expects pipeline.config.EventConfig, got {type(config).__name__}")
+        raise TypeError(f"detect_events expects events.config.EventConfig, got {type(config).__name__}")
     if tracks.num_rows == 0:
         return empty_table(EVENTS_SCHEMA)
     with _cyclic_gc_paused():

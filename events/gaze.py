@@ -11,7 +11,7 @@ from events.arrays import GAZE_TARGET_TYPES, TrackArrays
 from events.records import Event, round_many, span, spans
 from events.support import interval_confidence, pooled_support, support_confidence
 from events.targets import CAMERA, PERSON, TARGET_CODES, UNKNOWN, target_columns
-from pipeline.config import EventConfig
+from events.config import EventConfig
 
 
 @dataclass

@@ -10,7 +10,7 @@ from events.arrays import POINT_TARGET_TYPES, TrackArrays
 from events.records import Event, round_many, span, spans
 from events.support import pooled_support, support_confidence
 from events.targets import object_label, target_columns
-from pipeline.config import EventConfig
+from events.config import EventConfig
 
 
 def _smoothed_runs(arrays: TrackArrays, mask: np.ndarray, config: EventConfig):

@@ -43,14 +43,22 @@ SHOT_LOOKAHEAD_FRAMES = 2
 _PTS_EPSILON_S = 1e-3
 
 
+def detector_for(config: Config):
+    """The person detector of ``config``, given its own sections and the sampling it will see."""
+    from detectors import create_detector
+
+    return create_detector(
+        config.detector, config.gaze, config.pointing, fps=config.sampling.fps,
+        max_side=config.sampling.max_side, threads=config.run.perception_thread_count(),
+    )
+
+
 class PerceptionWorker:
     """Decode, detect, track and associate targets for one clip at a time."""
 
     def __init__(self, config: Config):
-        from detectors import create_detector
-
         self.config = config
-        self.detector = create_detector(config)
+        self.detector = detector_for(config)
         self.backend = getattr(self.detector, "name", type(self.detector).__name__)
 
     def __call__(self, clip: ClipSpec) -> PerceptionResult:
@@ -96,7 +104,7 @@ class PerceptionWorker:
         times_array = np.asarray(times, np.float64)
         shot_ids = shots.shot_ids()[: len(times)]
         with _timed(timings, "track"):
-            people = assign_person_ids(observations, times_array, shot_ids, self.config)
+            people = assign_person_ids(observations, times_array, shot_ids, self.config.tracking, self.config.sampling.fps)
         with _timed(timings, "gaze"):
             smooth_gaze_directions(people, times_array, shot_ids, self.config.gaze.smooth_seconds)
             filled = fill_gaze_gaps(people, times_array, shot_ids, self.config.gaze)

@@ -6,7 +6,7 @@ from typing import Optional
 
 import pyarrow as pa
 
-from pipeline.config import QAConfig
+from qa_gen.config import QAConfig
 from pipeline.schema import QA_SCHEMA, empty_table, table_from_rows
 from qa_gen.assemble import build_row
 from qa_gen.candidate import Candidate

@@ -33,7 +33,7 @@ SHOULDER_Y, SHOULDER_DX = 0.42, 0.06
 ARM_LENGTH = 0.22
 HAND_HALF = 0.02
 OBJECT_HALF = 0.025
-HEAD_MARGIN = 0.02  # GazeConfig.head_margin: boxes grown by this for hit tests
+HEAD_MARGIN = 0.02  # the simulated ground truth counts a gaze point this close to a box as on it
 
 
 @dataclass

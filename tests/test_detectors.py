@@ -10,7 +10,9 @@ import cv2
 import numpy as np
 import pytest
 
-from detectors import create_detector, resolve_backend
+from detectors import resolve_backend
+from detectors.config import DetectorConfig
+from pipeline.perception import detector_for
 from detectors.base import PersonDetector
 from detectors.observation import FrameObservations
 from events.geometry import GAZE_HANDS, GAZE_PERSON, assign_gaze_targets
@@ -64,7 +66,7 @@ def check_contract(observations: list[FrameObservations], n_frames: int) -> None
 
 @pytest.fixture(scope="module")
 def mediapipe_detector() -> PersonDetector:
-    return create_detector(Config().replace(detector={"backend": "mediapipe"}))
+    return detector_for(Config().replace(detector={"backend": "mediapipe"}))
 
 
 @pytest.fixture(scope="module")
@@ -158,21 +160,21 @@ def test_highfive_both_people_including_the_one_seen_from_behind(media_dir, medi
 
 
 def test_backend_selection(tmp_path, caplog):
-    assert resolve_backend(Config().replace(detector={"backend": "mediapipe"}))[0] == "mediapipe"
+    assert resolve_backend(DetectorConfig(backend="mediapipe"))[0] == "mediapipe"
     missing = Config().replace(detector={"backend": "auto", "weights": "no-such-model-xyz.pt"})
-    name, reason = resolve_backend(missing)
+    name, reason = resolve_backend(missing.detector)
     assert name == "mediapipe" and "no local YOLO weights" in reason
     weights = tmp_path / "pose.pt"
     weights.write_bytes(b"not loaded by resolve_backend")
-    assert resolve_backend(Config().replace(detector={"backend": "auto", "weights": str(weights)}))[0] == "yolo"
+    assert resolve_backend(DetectorConfig(backend="auto", weights=str(weights)))[0] == "yolo"
     with pytest.raises(ValueError, match="weights file not found"):
-        resolve_backend(Config().replace(detector={"backend": "yolo", "weights": str(tmp_path / "missing.pt")}))
+        resolve_backend(DetectorConfig(backend="yolo", weights=str(tmp_path / "missing.pt")))
     with pytest.raises(ValueError, match="weights file not found"):
-        resolve_backend(Config().replace(detector={"backend": "auto", "weights": str(tmp_path / "missing.pt")}))
+        resolve_backend(DetectorConfig(backend="auto", weights=str(tmp_path / "missing.pt")))
     with pytest.raises(ValueError, match="unknown detector backend"):
-        resolve_backend(Config().replace(detector={"backend": "openpose"}))
+        resolve_backend(DetectorConfig(backend="openpose"))
     with caplog.at_level(logging.INFO, logger="socialtrace"):
-        detector = create_detector(missing)
+        detector = detector_for(missing)
     assert detector.name == "mediapipe" and "mediapipe" in caplog.text
 
 
@@ -189,7 +191,7 @@ def test_bad_frames_raise_clear_errors(mediapipe_detector):
 @pytest.mark.slow
 def test_untrained_yolo_returns_the_contract(media_dir):
     config = Config().replace(detector={"backend": "yolo", "weights": "yolo11n-pose.yaml", "person_conf": 1e-4, "batch_size": 1})
-    detector = create_detector(config)
+    detector = detector_for(config)
     assert detector.name == "yolo" and isinstance(detector, PersonDetector)
     frames = decode(media_dir / "tvhid_highfive_0018.avi", [0, 20])
     observations = detector.detect(frames)

@@ -103,7 +103,7 @@ def test_identity_survives_an_occlusion_longer_than_the_track_buffer() -> None:
         Person("stander", "blue", _still(0.85)),
     ]
     observations, times, shots, truth = _scene(people, 6.0)
-    result = assign_person_ids(observations, times, shots, CONFIG)
+    result = assign_person_ids(observations, times, shots, CONFIG.tracking, FPS)
     ids = _identities(result, observations, truth)
     assert ids == {"walker": {0}, "stander": {1}}
     assert sum(len(r) for r in result) == sum(len(o) for o in observations)
@@ -115,7 +115,7 @@ def test_crossing_people_keep_their_ids() -> None:
         Person("right_to_left", "yellow", _walk(0.9, -0.2, y=0.55)),
     ]
     observations, times, shots, truth = _scene(people, 4.0)
-    result = assign_person_ids(observations, times, shots, CONFIG)
+    result = assign_person_ids(observations, times, shots, CONFIG.tracking, FPS)
     assert _identities(result, observations, truth) == {"left_to_right": {0}, "right_to_left": {1}}
 
 
@@ -126,7 +126,7 @@ def test_crossing_with_occlusion_keeps_ids() -> None:
         Person("far", "blue", _walk(0.9, -0.2, visible=lambda t: not 1.6 <= t < 2.6)),
     ]
     observations, times, shots, truth = _scene(people, 4.0)
-    result = assign_person_ids(observations, times, shots, CONFIG)
+    result = assign_person_ids(observations, times, shots, CONFIG.tracking, FPS)
     assert _identities(result, observations, truth) == {"near": {0}, "far": {1}}
 
 
@@ -137,7 +137,7 @@ def test_identity_is_restored_across_a_scene_cut() -> None:
         Person("blue", "blue", lambda t: (0.75, 0.5) if t < 2.0 else (0.3, 0.45)),
     ]
     observations, times, shots, truth = _scene(people, 4.0, cut_at=2.0)
-    result = assign_person_ids(observations, times, shots, CONFIG)
+    result = assign_person_ids(observations, times, shots, CONFIG.tracking, FPS)
     assert _identities(result, observations, truth) == {"red": {0}, "blue": {1}}
 
 
@@ -148,7 +148,7 @@ def test_different_people_in_the_same_place_are_never_merged() -> None:
         Person("green", "green", _still(0.5, visible=lambda t: t >= 3.0)),
     ]
     observations, times, shots, truth = _scene(people, 5.0)
-    result = assign_person_ids(observations, times, shots, CONFIG)
+    result = assign_person_ids(observations, times, shots, CONFIG.tracking, FPS)
     assert _identities(result, observations, truth) == {"red": {0}, "green": {1}}
 
 
@@ -158,14 +158,14 @@ def test_same_shirt_but_impossible_jump_is_not_merged() -> None:
         Person("second", "red", _still(0.9, visible=lambda t: t >= 2.2)),
     ]
     observations, times, shots, truth = _scene(people, 4.0)
-    result = assign_person_ids(observations, times, shots, CONFIG)
+    result = assign_person_ids(observations, times, shots, CONFIG.tracking, FPS)
     assert _identities(result, observations, truth) == {"first": {0}, "second": {1}}
 
 
 def test_same_shirt_seen_together_is_never_merged() -> None:
     people = [Person("a", "red", _still(0.3)), Person("b", "red", _still(0.7))]
     observations, times, shots, truth = _scene(people, 2.0)
-    result = assign_person_ids(observations, times, shots, CONFIG)
+    result = assign_person_ids(observations, times, shots, CONFIG.tracking, FPS)
     assert _identities(result, observations, truth) == {"a": {0}, "b": {1}}
     for frame in result:
         assert len(set(frame.tracker_id.tolist())) == len(frame)
@@ -179,7 +179,7 @@ def test_ids_are_zero_based_by_first_appearance_and_short_tracks_dropped() -> No
         Person("blip", "red", _still(0.6, y=0.3, visible=lambda t: 1.0 <= t < 1.2)),  # 0.2 s < 0.3 s
     ]
     observations, times, shots, truth = _scene(people, 3.0)
-    result = assign_person_ids(observations, times, shots, CONFIG)
+    result = assign_person_ids(observations, times, shots, CONFIG.tracking, FPS)
     ids = _identities(result, observations, truth)
     assert ids == {"left": {0}, "right": {1}, "late": {2}}
 
@@ -207,15 +207,15 @@ def test_tracker_labels_every_row_from_the_first_frame(tracker: str) -> None:
 def test_bad_arguments_are_rejected() -> None:
     observations, times, shots, _ = _scene([Person("a", "red", _still(0.5))], 1.0)
     with pytest.raises(ValueError, match="times"):
-        assign_person_ids(observations, times[:-1], shots, CONFIG)
+        assign_person_ids(observations, times[:-1], shots, CONFIG.tracking, FPS)
     with pytest.raises(ValueError, match="increasing"):
-        assign_person_ids(observations, times[::-1].copy(), shots, CONFIG)
+        assign_person_ids(observations, times[::-1].copy(), shots, CONFIG.tracking, FPS)
 
 
 def test_empty_and_personless_clips() -> None:
-    assert assign_person_ids([], np.zeros(0), np.zeros(0, np.int32), CONFIG) == []
+    assert assign_person_ids([], np.zeros(0), np.zeros(0, np.int32), CONFIG.tracking, FPS) == []
     nobody = [FrameObservations.empty() for _ in range(5)]
-    result = assign_person_ids(nobody, np.arange(5) / FPS, np.zeros(5, np.int32), CONFIG)
+    result = assign_person_ids(nobody, np.arange(5) / FPS, np.zeros(5, np.int32), CONFIG.tracking, FPS)
     assert [len(r) for r in result] == [0] * 5
 
 

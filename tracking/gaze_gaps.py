@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from detectors.observation import FrameObservations
-from pipeline.config import GazeConfig
+from detectors.config import GazeConfig
 
 _EPS_S = 1e-6
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from pipeline.config import TrackingConfig
+from tracking.config import TrackingConfig
 from tracking.appearance import DESCRIPTOR_SIZE, appearance_distance
 from tracking.stitching import Tracklet, plausible_motion
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from detectors.observation import FrameObservations
-from pipeline.config import Config, TrackingConfig
+from tracking.config import TrackingConfig
 from tracking.appearance import appearance_distance
 from tracking.tracker import track_shot
 
@@ -186,13 +186,15 @@ def _sampling_fps(times: np.ndarray, fallback: float) -> float:
 
 
 def assign_person_ids(
-    observations: list[FrameObservations], times: np.ndarray, shot_ids: np.ndarray, config: Config
+    observations: list[FrameObservations], times: np.ndarray, shot_ids: np.ndarray, config: TrackingConfig,
+    fps: float,
 ) -> list[FrameObservations]:
     """Track, stitch and number people for a whole clip.
 
     Returns the observations with ``tracker_id`` = person_id (0-based, in order of first appearance,
     ties left to right), with the rows of people followed for less than ``min_track_seconds`` (summed
-    tracklet spans) and rows no track claimed removed. ``times`` and ``shot_ids`` give each frame's time and camera shot.
+    tracklet spans) and rows no track claimed removed. ``times`` and ``shot_ids`` give each frame's time and camera shot;
+    ``fps`` is the nominal sampling rate (used when the clip has a single frame).
     """
     times = np.asarray(times, np.float64)
     shot_ids = np.asarray(shot_ids)
@@ -205,13 +207,12 @@ def assign_person_ids(
     widths = {o.appearance.shape[1] for o in observations if len(o)}
     if len(widths) > 1:
         raise ValueError(f"assign_person_ids: appearance descriptors of different widths {sorted(widths)}")
-    tracking = config.tracking
-    fps = _sampling_fps(times, config.sampling.fps)
-    groups = stitch_tracklets(build_tracklets(observations, times, shot_ids, tracking, fps), tracking)
+    fps = _sampling_fps(times, fps)
+    groups = stitch_tracklets(build_tracklets(observations, times, shot_ids, config, fps), config)
 
     # How long a person was followed: the summed spans of their tracklets, so isolated one-frame
     # detections (at any sampling rate) never make a person on their own.
-    kept = [g for g in groups if sum(t.end - t.start for t in g) >= tracking.min_track_seconds - 1e-6]
+    kept = [g for g in groups if sum(t.end - t.start for t in g) >= config.min_track_seconds - 1e-6]
 
     def first_sighting(group: list[Tracklet]) -> tuple[int, float]:
         first = min(group, key=lambda t: t.frames[0])

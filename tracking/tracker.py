@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from detectors.observation import FrameObservations
-from pipeline.config import TrackingConfig
+from tracking.config import TrackingConfig
 
 TRACKERS = ("bytetrack", "botsort")
 # The Kalman filters behave the same in any unit; a virtual 1000-pixel canvas keeps their numbers in

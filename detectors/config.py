@@ -1,0 +1,41 @@
+"""Settings of the person/pose backends, the face -> gaze refinement and the hand -> pointing shape.
+
+Part of the one configuration (pipeline/config.py assembles every section into ``Config``; users set these
+under the section name in ``--config`` YAML). Times are in seconds, never frames, so results do not change
+with the sampling rate."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class DetectorConfig:
+    backend: str = "auto"  # auto | yolo | mediapipe
+    weights: str = "yolo11n-pose.pt"  # path or Ultralytics name; *.yaml builds an untrained model
+    person_conf: float = 0.35  # minimum detection confidence kept
+    batch_size: int = 8  # frames per YOLO forward pass
+    device: str = ""  # "" lets the backend choose (GPU when present)
+    mediapipe_search_passes: int = 1  # pose passes over the frame minus people found (back views)
+    # that search runs on every frame while it finds someone, otherwise once per this interval
+    search_interval_seconds: float = 1.0
+    hand_model: bool = True  # run the hand landmark model on raised arms (pointing / open palm)
+
+
+@dataclass(frozen=True)
+class GazeConfig:
+    cone_half_angle_deg: float = 15.0  # a head counts as a gaze target inside this cone
+    camera_max_angle_deg: float = 12.0  # gaze this close to the optical axis (toward the lens) = camera
+    min_conf: float = 0.2  # gaze below this confidence gets target "unknown"
+    iris_weight: float = 0.5  # how much the iris offset turns the head-pose direction
+    smooth_seconds: float = 0.1  # measured directions are averaged over this half-window (0 = off)
+    interpolate_max_seconds: float = 0.3  # gaps up to this are interpolated (GRASP: 3 frames at 10 fps)
+    carry_max_seconds: float = 1.0  # gaps up to this carry the last gaze with decaying confidence
+    point_reach: float = 0.25  # gaze point when nothing is hit: origin + this x image-plane direction
+
+
+@dataclass(frozen=True)
+class PointingConfig:
+    score_threshold: float = 0.5  # pointing_score >= this = extended index, other fingers curled
+    min_arm_extension: float = 0.6  # wrist-shoulder distance / (upper arm + forearm) for a raised arm
+    cone_half_angle_deg: float = 12.0
+    min_arm_elevation_deg: float = 35.0  # arm (shoulder->wrist) this far from the torso axis = raised

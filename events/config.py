@@ -1,0 +1,40 @@
+"""Settings of the event detectors (gaze, gesture, cross-modal).
+
+Part of the one configuration (pipeline/config.py assembles every section into ``Config``; users set these
+under the section name in ``--config`` YAML). Times are in seconds, never frames, so results do not change
+with the sampling rate."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class EventConfig:
+    min_gaze_at_seconds: float = 0.5
+    min_mutual_gaze_seconds: float = 1.0
+    mutual_gaze_merge_gap_seconds: float = 1.5
+    min_joint_attention_seconds: float = 0.5
+    following_min_lag_seconds: float = 0.5
+    following_max_lag_seconds: float = 2.0
+    capture_min_people: int = 3
+    capture_window_seconds: float = 0.5
+    shift_min_speed: float = 0.7  # gaze point relative to face centre, frame widths per second
+    shift_min_seconds: float = 0.5
+    shift_max_seconds: float = 1.5
+    smoothing_gap_seconds: float = 0.5  # gaps this short are bridged (blinks, missed detections)
+    smoothing_blip_seconds: float = 0.3  # runs this short are dropped
+    min_gesture_seconds: float = 0.3
+    cross_adjacent_seconds: float = 3.0
+    gaze_follows_gesture_window_seconds: float = 3.0
+    # joint attention on a location (no target box): the GRASP convergence score, stricter because gaze
+    # points that hit nothing are projections and 0.6 would accept points 0.34 of the frame apart
+    joint_attention_location_min_score: float = 0.85
+    aversion_min_contact_seconds: float = 0.5  # eye contact must have lasted this long before it breaks
+    aversion_min_hold_seconds: float = 0.5  # the partner keeps looking at least this long afterwards
+    reach_min_extension: float = 0.8  # |wrist - shoulder| / arm length for an extended (reaching) arm
+    reach_min_open: float = 0.5  # hand_open score of a reaching hand
+    reach_cone_half_angle_deg: float = 30.0  # a box counts as the arm's target inside this cone
+    reach_min_arm_angle_deg: float = 45.0  # shoulder->wrist at least this far from hanging straight down
+    show_min_extension: float = 0.7  # arm extension of someone holding an object out to another person
+    hold_min_overlap: float = 0.2  # hand/object intersection over the smaller box for "holding"
+    give_max_gap_seconds: float = 1.0  # an object may be in nobody's hand this long during a hand-over

@@ -1,0 +1,18 @@
+"""Settings of QA generation.
+
+Part of the one configuration (pipeline/config.py assembles every section into ``Config``; users set these
+under the section name in ``--config`` YAML). Times are in seconds, never frames, so results do not change
+with the sampling rate."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class QAConfig:
+    formats: tuple[str, ...] = ()  # () = each category's default format; ("mcq",) = all mcq
+    max_items_per_category: int = 6  # per clip
+    near_duplicate_threshold: float = 0.9  # question similarity above which the later item is dropped
+    time_step_seconds: float = 0.5  # times printed in questions are rounded to this
+    reciprocal_window_seconds: float = 3.0  # G6: a gesture back within this long after the first one ends
+    response_window_seconds: float = 3.0  # C2/C3/T5: how long after a gesture or gaze a response counts

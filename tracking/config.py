@@ -1,0 +1,27 @@
+"""Settings of tracking, tracklet stitching and identity hand-over between segments.
+
+Part of the one configuration (pipeline/config.py assembles every section into ``Config``; users set these
+under the section name in ``--config`` YAML). Times are in seconds, never frames, so results do not change
+with the sampling rate."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class TrackingConfig:
+    tracker: str = "bytetrack"  # bytetrack | botsort
+    track_buffer_seconds: float = 2.0  # how long a lost track may come back, converted to frames at --fps
+    track_high_thresh: float = 0.4
+    track_low_thresh: float = 0.1
+    new_track_thresh: float = 0.4
+    match_thresh: float = 0.8
+    stitch_max_gap_seconds: float = 60.0  # tracklets further apart than this are never joined
+    stitch_appearance_max: float = 0.35  # max colour-histogram distance (Bhattacharyya) to join
+    stitch_motion_max: float = 0.25  # max centre jump per second of gap (normalised units) within a shot
+    stitch_motion_slack: float = 0.5  # plus this fraction of the box width, whatever the gap
+    min_track_seconds: float = 0.3  # tracklets shorter than this (after stitching) are dropped
+    # long videos (pipeline/segments.py): a segment's person takes over a video-level identity when their
+    # boxes overlap by at least this IoU, averaged over the frames both segments share (absence counts 0);
+    # the others are matched by colours (stitch_appearance_max) to people not seen in the segment
+    segment_handoff_iou: float = 0.5
