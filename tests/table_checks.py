@@ -1,36 +1,20 @@
-"""Comparing output tables in tests: the same rows, where NaN equals NaN (missing boxes are NaN-filled);
-and running the same inputs through both executors to compare them."""
+"""Comparing output tables in tests (pipeline.table_diff says what differs), and running the same inputs through both executors to compare them."""
 from __future__ import annotations
-
-import math
 
 import pyarrow as pa
 
 from pipeline.config import Config
 from pipeline.inputs import InputVideo
 from pipeline.storage import OutputStore
+from pipeline.table_diff import table_differences
 
 SORT_KEYS = {"tracks": ["video_id", "frame_idx", "person_id"], "events": ["video_id", "event_id"],
              "qa": ["video_id", "qa_id"]}
 
 
-def same_values(a, b) -> bool:
-    """Equality of nested Python values where NaN equals NaN."""
-    if isinstance(a, float) and isinstance(b, float):
-        return a == b or (math.isnan(a) and math.isnan(b))
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(same_values(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same_values(a[k], b[k]) for k in a)
-    return a == b
-
-
 def assert_tables_equal(actual: pa.Table, expected: pa.Table, name: str) -> None:
-    assert actual.schema == expected.schema, name
-    assert actual.num_rows == expected.num_rows, f"{name}: {actual.num_rows} rows, expected {expected.num_rows}"
-    for column in expected.column_names:
-        assert same_values(actual.column(column).to_pylist(), expected.column(column).to_pylist()), \
-            f"{name}.{column} differs"
+    differences = table_differences(actual, expected)
+    assert not differences, f"{name}: " + "; ".join(differences)
 
 
 def sorted_table(store: OutputStore, name: str) -> pa.Table:
