@@ -304,15 +304,17 @@ class Judge:
     # -- instants --
     def checked_instants(self, a: float, b: float) -> list[float]:
         """Annotated instants that decide a claim over [a, b]: the window less EDGE_S at each end, or the
-        instants nearest its middle when it is shorter than that."""
+        instants of the window nearest its middle when that leaves none."""
         if b - a >= 2 * EDGE_S:
             found = self.truth.instants(a + EDGE_S, b - EDGE_S)
             if found:
                 return found
         mid = (a + b) / 2
-        times = self.truth.times()
-        near = [t for t in times if abs(t - mid) <= EDGE_S / 2 + 1e-6]
-        return near
+        inside = self.truth.instants(a, b) or [t for t in self.truth.times() if abs(t - mid) <= EDGE_S / 2 + 1e-6]
+        if not inside:
+            return []
+        nearest = min(abs(t - mid) for t in inside)
+        return [t for t in inside if abs(t - mid) <= nearest + 1e-6]
 
     def gaze(self, label: str, t: float) -> Optional[str]:
         return self.truth.gaze_at(label, t)

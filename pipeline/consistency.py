@@ -29,7 +29,7 @@ from qa_gen.events_view import Event, people_of, read_events
 HAND_BOX_MARGIN = 0.02
 _EPS = 1e-6
 # times a question names: "between 1.0 and 2.5 seconds", "from 1.0 to 2.5 seconds", "at 1.0 seconds"
-_QUESTION_TIMES = re.compile(r"(?:between|from) (\d+(?:\.\d+)?) (?:and|to) (\d+(?:\.\d+)?) seconds|at (\d+(?:\.\d+)?) seconds")
+_QUESTION_TIMES = re.compile(r"(?:between|from) (\d+(?:\.\d+)?) (?:and|to) (\d+(?:\.\d+)?) seconds|\bat (\d+(?:\.\d+)?) seconds", re.IGNORECASE)
 
 
 def _overlap(a: Event, b: Event) -> bool:
