@@ -22,8 +22,11 @@ from pipeline.truth import UNSURE, ClipTruth, GroundTruth, TruthError, target_ki
 from qa_gen.events_view import Event, Target, people_of, read_events
 
 # Matching: an annotated head and a predicted one are the same person when their centres are this close
-# (normalised frame units) on the sampled frame nearest the annotated instant, itself this close in time.
+# (normalised frame units) on the sampled frame nearest the annotated instant, itself this close in time;
+# or up to the wider distance when the annotated head lies inside the predicted person's box (a head box
+# placed on the ear of someone seen from behind is still that person).
 MATCH_MAX_DISTANCE = 0.12
+MATCH_MAX_DISTANCE_INSIDE_BOX = 0.2
 MATCH_MAX_DT_S = 0.3
 # The truth is by eye (+-0.2 s) on a 0.25 s grid and events start and end on sampled frames: a judged
 # window loses this much at each end before its annotated instants are read.
@@ -60,6 +63,7 @@ class PredictedRow:
     t: float
     native_idx: int
     head: Optional[tuple[float, float]]
+    box: Optional[tuple[float, float, float, float]]
     gaze_type: str
     gaze_id: Optional[int]
     hand_boxes: tuple = ()
@@ -110,7 +114,8 @@ def predicted_rows(tracks: pa.Table) -> list[PredictedRow]:
         gp = row.get("gaze_point")
         out.append(PredictedRow(
             person_id=int(row["person_id"]), t=float(row["t"]), native_idx=int(row.get("native_frame_idx") or 0),
-            head=head_centre(row), gaze_type=row.get("gaze_target_type") or "unknown",
+            head=head_centre(row), box=None if row.get("bbox") is None else tuple(float(v) for v in row["bbox"]),
+            gaze_type=row.get("gaze_target_type") or "unknown",
             gaze_id=None if row.get("gaze_target_id") is None else int(row["gaze_target_id"]),
             hand_boxes=tuple(tuple(float(v) for v in box) for box in (row.get("hand_bboxes") or []) if box is not None),
             gaze_point=None if gp is None or len(gp) < 2 else (float(gp[0]), float(gp[1]))))
@@ -169,6 +174,19 @@ def run_zero(run: ClipRun) -> float:
     return float(np.median(t - idx / run.native_fps))
 
 
+_UNMATCHABLE = 1e6
+
+
+def _match_cost(head: tuple[float, float], pred: PredictedRow) -> float:
+    """Head-centre distance when the pair may match, else a cost the assignment never accepts."""
+    d = math.dist(head, pred.head)
+    if d <= MATCH_MAX_DISTANCE:
+        return d
+    box = pred.box
+    inside = box is not None and box[0] <= head[0] <= box[2] and box[1] <= head[1] <= box[3]
+    return d if inside and d <= MATCH_MAX_DISTANCE_INSIDE_BOX else _UNMATCHABLE
+
+
 def match_persons(truth: ClipTruth, run: ClipRun) -> PersonMatch:
     zero = run_zero(run)
     truth.align(truth.first_pts if math.isnan(zero) else zero)
@@ -190,9 +208,9 @@ def match_persons(truth: ClipTruth, run: ClipRun) -> PersonMatch:
         preds = [p for p in frames[i][1] if p.head is not None]
         if not preds:
             continue
-        cost = np.array([[math.dist(r.head, p.head) for p in preds] for r in rows])
+        cost = np.array([[_match_cost(r.head, p) for p in preds] for r in rows])
         for ri, pi in zip(*linear_sum_assignment(cost)):
-            if cost[ri, pi] <= MATCH_MAX_DISTANCE:
+            if cost[ri, pi] < _UNMATCHABLE:
                 row_match[(rows[ri].person, pts)] = preds[pi]
     votes: dict[int, Counter] = defaultdict(Counter)
     for (label, _), p in row_match.items():

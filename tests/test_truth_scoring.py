@@ -247,6 +247,20 @@ def test_matching_reports_identity_merge_and_untracked_rows(toy_truth):
     assert match.per_label["A"]["identity_ok"] == 3 and match.per_label["A"]["tracked_share"] == pytest.approx(3 / 5)
 
 
+def test_matching_accepts_a_displaced_head_box_only_inside_the_body_box(toy_truth):
+    # predicted 0's head box sits 0.15 right of A's annotated head (on the ear of someone seen from behind)
+    shifted = (TOY_HEAD["A"][0] + 0.15, TOY_HEAD["A"][1])
+    tracks = toy_tracks(heads={0: shifted, 1: TOY_HEAD["B"]})
+    match = match_persons(toy_truth, toy_run(tracks=tracks))
+    assert match.label_of == {1: "B"}  # its body box (0.35-0.55) does not hold A's head (0.30)
+    rows = tracks.to_pylist()
+    for row in rows:
+        if row["person_id"] == 0:
+            row["bbox"] = [0.25, 0.15, 0.55, 0.8]  # now it does
+    match = match_persons(toy_truth, toy_run(tracks=table_from_rows(rows, TRACKS_SCHEMA)))
+    assert match.label_of == {0: "A", 1: "B"} and match.per_label["A"]["tracked_share"] == 1.0
+
+
 @pytest.mark.parametrize("run_t0", [0.08, 0.0])
 def test_late_first_frame_aligns_whichever_zero_the_run_uses(tmp_path, run_t0):
     # the first decoded frame has pts 0.08 (as in tvhid_highfive_0018); the run may count from pts or frame 0
