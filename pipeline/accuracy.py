@@ -37,6 +37,8 @@ SUPPORT_SHARE = 0.75
 # An event matches an annotated interval when this share of it lies inside the interval widened by
 # EDGE_S at each end.
 INTERVAL_SHARE = 0.75
+# A gaze following's leader may have turned this long before the event's window starts.
+FOLLOW_LOOKBACK_S = 1.0
 
 RIGHT, WRONG, UNCHECKABLE = "right", "wrong", "uncheckable"
 INTERVAL_EVENT_KINDS = ("mutual_gaze", "joint_attention", "pointing", "giving", "showing", "reaching")
@@ -328,7 +330,9 @@ class Judge:
             if found:
                 return found
         mid = (a + b) / 2
-        inside = self.truth.instants(a, b) or [t for t in self.truth.times() if abs(t - mid) <= EDGE_S / 2 + 1e-6]
+        # events end where the next sampled frame starts: an instant at ``b`` belongs to what follows
+        inside = [t for t in self.truth.instants(a, b) if t < b - 1e-6 or a == b]
+        inside = inside or [t for t in self.truth.times() if abs(t - mid) <= EDGE_S / 2 + 1e-6]
         if not inside:
             return []
         nearest = min(abs(t - mid) for t in inside)
@@ -386,6 +390,28 @@ class Judge:
                 support += 1
         return self._share(support, contra, f"{l1} and {l2} look at each other")
 
+    def mutual_some(self, l1: Optional[str], l2: Optional[str], a: float, b: float) -> Verdict:
+        """Eye contact at some moment of [a, b] (not throughout): an annotated interval overlapping it, or
+        an instant both look at each other; WRONG when the truth rules it out at every instant."""
+        if (v := self._unknown([l1, l2])) is not None:
+            return v
+        mine = [self.truth.interval_run_times(iv) for iv in self.truth.intervals_of("mutual_gaze")
+                if set(iv.persons) == {l1, l2}]
+        if any(ia < b and a < ib for ia, ib in mine):
+            return Verdict(RIGHT, f"an annotated eye contact of {l1} and {l2} overlaps {a:.2f}-{b:.2f} s", "interval")
+        if mine:
+            return Verdict(WRONG, f"no annotated eye contact of {l1} and {l2} in {a:.2f}-{b:.2f} s", "interval")
+        instants = [t for t in self.truth.instants(a, b) if t < b - 1e-6]
+        states = []
+        for t in instants:
+            g1, g2 = self.gaze(l1, t), self.gaze(l2, t)
+            if g1 == f"person:{l2}" and g2 == f"person:{l1}":
+                return Verdict(RIGHT, f"{l1} and {l2} look at each other at {t:.2f} s", "rows")
+            states.append((g1 != UNSURE and g1 != f"person:{l2}") or (g2 != UNSURE and g2 != f"person:{l1}"))
+        if states and all(states):
+            return Verdict(WRONG, f"{l1} and {l2} never look at each other in {a:.2f}-{b:.2f} s", "rows")
+        return Verdict(UNCHECKABLE, "eye contact unsure in the window", "rows")
+
     def joint_claim(self, labels: list[Optional[str]], target: Optional[str], a: float, b: float) -> Verdict:
         if (v := self._unknown(labels)) is not None:
             return v
@@ -422,25 +448,37 @@ class Judge:
             return Verdict(WRONG, "the follower 'follows' onto their own body or hands")
         if leader == follower:
             return Verdict(WRONG, "a person following their own gaze")
-        instants = self.truth.instants(a - EDGE_S, b + EDGE_S)
-        lead = [(t, self.gaze(leader, t)) for t in instants]
-        foll = [(t, self.gaze(follower, t)) for t in instants]
-        lead_known = [(t, g) for t, g in lead if g != UNSURE]
-        foll_known = [(t, g) for t, g in foll if g != UNSURE]
-        if not lead_known or not foll_known:
+        # the leader may have turned a while before the follower: look back this far for the leader
+        instants = self.truth.instants(a - FOLLOW_LOOKBACK_S, b + EDGE_S)
+        foll = [(t, g) for t in instants if (g := self.gaze(follower, t)) != UNSURE]
+        lead = [(t, g) for t in instants if (g := self.gaze(leader, t)) != UNSURE]
+        if not foll or not lead:
             return Verdict(UNCHECKABLE, "leader or follower only unsure in the window", "rows")
-        t_follow = next((t for t, g in foll_known if g == target), None)
-        if t_follow is None:
-            return Verdict(WRONG, f"{follower} is never on {target} in the window", "rows")
-        t_lead = next((t for t, g in lead_known if g == target), None)
-        if t_lead is None:
-            return Verdict(WRONG, f"{leader} is never on {target} in the window", "rows")
-        if t_lead >= t_follow:
-            return Verdict(WRONG, f"{follower} is on {target} at {t_follow:.2f} s, not after {leader} ({t_lead:.2f} s)",
+        # the follower's turn to the target: on it at t, off it at their previous definite instant
+        onset = next((t for (t0, g0), (t, g) in zip(foll, foll[1:]) if g == target and g0 != target
+                      and t >= a - EDGE_S), None)
+        if onset is None:
+            on = [t for t, g in foll if g == target and t >= a - EDGE_S]
+            if not on:
+                return Verdict(WRONG, f"{follower} is never on {target} in the window", "rows")
+            if foll[0][1] == target:
+                return Verdict(WRONG, f"{follower} is already on {target} at {foll[0][0]:.2f} s", "rows")
+            return Verdict(UNCHECKABLE, f"{follower}'s turn to {target} is unsure", "rows")
+        before = [(t, g) for t, g in lead if t < onset]
+        if not before:
+            return Verdict(UNCHECKABLE, f"{leader} unsure before {follower} turns", "rows")
+        if before[-1][1] != target:
+            return Verdict(WRONG, f"{leader} is not on {target} just before {follower} turns to it at {onset:.2f} s",
                            "rows")
-        if not any(t < t_follow for t, g in foll_known):
-            return Verdict(UNCHECKABLE, f"{follower}'s gaze before turning to {target} is unsure", "rows")
-        return Verdict(RIGHT, f"{leader} on {target} at {t_lead:.2f} s, {follower} turns to it at {t_follow:.2f} s",
+        t_lead = before[-1][0]
+        for t, g in reversed(before):
+            if g != target:
+                break
+            t_lead = t
+        at_lead = [g for t, g in foll if t <= t_lead + 1e-6]
+        if at_lead and at_lead[-1] == target:
+            return Verdict(WRONG, f"{follower} already looks at {target} when {leader} does ({t_lead:.2f} s)", "rows")
+        return Verdict(RIGHT, f"{leader} on {target} from {t_lead:.2f} s, {follower} turns to it at {onset:.2f} s",
                        "rows")
 
     def aversion_claim(self, actor: Optional[str], other: Optional[str], at: float, end: float) -> Verdict:

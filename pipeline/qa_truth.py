@@ -100,10 +100,12 @@ class ItemReader:
     def source(self, *types: str):
         return next((e for e in self.sources if e.event_type in types), None)
 
-    def premise(self) -> Optional[Verdict]:
-        """WRONG when the truth contradicts the event the item is anchored on (its first cited event;
-        the others may be distractors' events)."""
-        for e in self.sources[:1]:
+    def premise(self, every: bool = False) -> Optional[Verdict]:
+        """WRONG when the truth contradicts the event the item is anchored on (its first cited event; the
+        others may be distractors' events), or with ``every`` any cited gaze or gesture event."""
+        for e in (self.sources if every else self.sources[:1]):
+            if e.source == "cross":
+                continue
             v = self.judge.event(e)
             if v.status == WRONG:
                 return Verdict(WRONG, f"cited {e.event_type} {e.event_id} is false: {v.reason}")
@@ -148,6 +150,9 @@ def _statement(reader: ItemReader, text: str, window: tuple[float, float]) -> Op
     if m := re.fullmatch(r"(Person \d+) suddenly changes gaze direction(?: at " + _SECONDS + ")?", text):
         t0 = float(m.group(2)) + reader.offset if m.group(2) else None
         return j.shift_claim(reader.persons(m.group(1))[0], t0 if t0 is not None else a, t0 if t0 is not None else b)
+    if m := re.fullmatch(r"(Person \d+) looks at (.+?) at " + _SECONDS + r"(?:, .*)?", text):
+        viewer, t0 = reader.persons(m.group(1))[0], float(m.group(3)) + reader.offset
+        return j.gaze_at_claim(viewer, reader.target(m.group(2), viewer), t0, t0 + 2 * EDGE_S)
     if m := re.fullmatch(r"(Person \d+) looks at (.+)", text):
         viewer = reader.persons(m.group(1))[0]
         return j.gaze_at_claim(viewer, reader.target(m.group(2), viewer), a, b)
@@ -181,7 +186,7 @@ def judge_item(reader: ItemReader) -> Verdict:
         viewer = asked[0] if asked else None
         return j.gaze_at_claim(viewer, reader.target(key, viewer), a, b)
     if template == "T1.who":
-        m = re.search(r"look(?:ing|s) at (.+?) (?:between|from) ", q)
+        m = re.search(r"look(?:ing|s)? at (.+?)(?: (?:between|from) \d|\?)", q)
         target = reader.target(m.group(1)) if m else None
         if key.startswith("Nobody"):
             verdicts = [j.gaze_at_claim(lab, target, a, b) for lab in j.truth.labels]
@@ -200,8 +205,12 @@ def judge_item(reader: ItemReader) -> Verdict:
         if kind == "mutual_gaze" and len(people) == 2:
             return j.mutual_claim(people[0], people[1], a, b)
         if kind == "joint_attention":
+            # the question names everyone the event names, the person looked at included: the attenders
+            # are the cited event's
             src = reader.source("joint_attention")
-            return j.joint_claim(people, event_target(src.target, j.match.label) if src else None, a, b)
+            if src is None:
+                return Verdict(UNCHECKABLE, "no cited shared-attention event")
+            return j.joint_claim([reader.label(p) for p in src.persons], event_target(src.target, j.match.label), a, b)
         if kind == "gaze_following":
             src = reader.source("gaze_following")
             if src is None:
@@ -234,7 +243,7 @@ def judge_item(reader: ItemReader) -> Verdict:
         return j.mutual_claim(asked[0], asked[1], float(m.group(1)) + reader.offset, float(m.group(2)) + reader.offset)
     if template == "T5.first":
         src = reader.source("gaze_following")
-        m = re.search(r"look at (.+?) first|the first to look at (.+?)\?", q)
+        m = re.search(r"looks? at (.+?) first|the first to look at (.+?)\?", q)
         target = reader.target((m.group(1) or m.group(2))) if m else None
         who = reader.persons(key)
         if src is None or len(who) != 1 or " and " in key or key.startswith(("Nobody", "Neither")):
@@ -290,15 +299,101 @@ def judge_item(reader: ItemReader) -> Verdict:
             return Verdict(UNCHECKABLE, "no cited event for the key")
         v = j.event(anchor)
         return v if v.status != RIGHT else Verdict(RIGHT, f"the key's event happens ({v.reason}); order not checked")
+    if template == "C2.who":
+        return _c2_who(reader)
+    if template == "C2.when":
+        return _c2_when(reader)
+    if template == "G6.reciprocal":
+        return _g6_reciprocal(reader)
     # open-ended items and the remaining templates: every statement of the key that can be read
+    every = template[:1] == "C"
     statements = _sentences(key)
     verdicts = [_statement(reader, s, reader.window) for s in statements]
     if all(v is None for v in verdicts):
-        return reader.premise() or Verdict(UNCHECKABLE, f"{template}: the truth does not decide this key")
+        return reader.premise(every) or Verdict(UNCHECKABLE, f"{template}: the truth does not decide this key")
     combined = _combine(verdicts)
-    if combined.status != WRONG and (p := reader.premise()) is not None:
+    if combined.status != WRONG and (p := reader.premise(every)) is not None:
         return p
     return combined
+
+
+def _gesture_window(reader: ItemReader) -> Optional[tuple[float, float]]:
+    """The gesture's '(a to b seconds)' or 'from a to b seconds' of a cross-modal question."""
+    m = re.search(r"\(?(?:from )?(\d+(?:\.\d+)?) to (\d+(?:\.\d+)?) seconds\)?", reader.question)
+    return None if m is None else (float(m.group(1)) + reader.offset, float(m.group(2)) + reader.offset)
+
+
+def _c2_who(reader: ItemReader) -> Verdict:
+    """'While X gestures (a to b), who makes eye contact with X?' keyed with who does and who does not."""
+    window, asked = _gesture_window(reader), _PERSON.findall(reader.question)
+    if window is None or not asked:
+        return Verdict(UNCHECKABLE, "C2 question not read")
+    x = reader.label(asked[0])
+    key = reader.key
+    said_in, said_out = key, ""
+    if ", not " in key:
+        said_in, said_out = key.split(", not ", 1)
+    elif key.startswith(("Not ", "Neither ", "None of ")):
+        said_in, said_out = "", key
+    verdicts = [reader.judge.mutual_some(x, reader.label(p), *window) for p in _PERSON.findall(said_in)]
+    verdicts += [_negate(reader.judge.mutual_some(x, reader.label(p), *window)) for p in _PERSON.findall(said_out)]
+    return reader.premise(every=True) or _combine(verdicts)
+
+
+def _negate(v: Verdict) -> Verdict:
+    flipped = {RIGHT: WRONG, WRONG: RIGHT}.get(v.status, v.status)
+    return Verdict(flipped, f"not: {v.reason}", v.by)
+
+
+def _c2_when(reader: ItemReader) -> Verdict:
+    """When, relative to X's gesture at Y, Y and X make eye contact: during / only before / only after /
+    not within w seconds."""
+    window, asked = _gesture_window(reader), _PERSON.findall(reader.question)
+    if window is None or len(set(asked)) < 2:
+        return Verdict(UNCHECKABLE, "C2 question not read")
+    x, y = reader.label(asked[0]), reader.label(asked[1])
+    w_said = re.search(r"(\d+(?:\.\d+)?) seconds", reader.key)
+    w = float(w_said.group(1)) if w_said else 3.0
+    a, b = window
+    j = reader.judge
+    during, before, after = j.mutual_some(x, y, a, b), j.mutual_some(x, y, a - w, a), j.mutual_some(x, y, b, b + w)
+    key = reader.key.lower()
+    if key.startswith("during"):
+        claim = during
+    elif "before" in key:
+        claim = _combine([before, _negate(during)])
+    elif "after" in key:
+        claim = _combine([after, _negate(during)])
+    else:
+        claim = _combine([_negate(during), _negate(before), _negate(after)])
+    return reader.premise(every=True) or claim
+
+
+def _g6_reciprocal(reader: ItemReader) -> Verdict:
+    """'A gestures at B at t: does B gesture back within w seconds?' keyed 'Yes, B <kind> back ...' / 'No'."""
+    asked = _PERSON.findall(reader.question)
+    at = re.search(r"at (\d+(?:\.\d+)?) seconds", reader.question)
+    within = re.search(r"within (\d+(?:\.\d+)?) seconds", reader.question)
+    if len(asked) < 2 or at is None or within is None:
+        return Verdict(UNCHECKABLE, "G6 question not read")
+    if (p := reader.premise()) is not None:
+        return p
+    a_lab, b_lab = reader.label(asked[0]), reader.label(asked[1])
+    if a_lab is None or b_lab is None:
+        return Verdict(UNCHECKABLE, "a person of the question matches no annotated person")
+    truth = reader.judge.truth
+    t0 = float(at.group(1)) + reader.offset
+    own = [truth.interval_run_times(iv) for k in GESTURE_INTERVAL_KINDS for iv in truth.intervals_of(k)
+           if iv.persons and iv.persons[0] == a_lab and truth.interval_run_times(iv)[1] >= t0 - EDGE_S]
+    end = min((e for s_, e in own if s_ <= t0 + EDGE_S), default=t0) + float(within.group(1))
+    replies = [k for k in GESTURE_INTERVAL_KINDS for iv in truth.intervals_of(k)
+               if iv.persons and iv.persons[0] == b_lab and (len(iv.persons) < 2 or iv.persons[1] == a_lab)
+               and t0 < truth.interval_run_times(iv)[0] <= end + EDGE_S]
+    if reader.key.startswith("No"):
+        return Verdict(WRONG if replies else RIGHT, f"{b_lab}'s annotated gestures back: {replies or 'none'}")
+    kind = next((k for verb, k in _GESTURE_VERBS.items() if f" {verb.split()[0]} " in f" {reader.key} "), None)
+    ok = kind in replies if kind else bool(replies)
+    return Verdict(RIGHT if ok else WRONG, f"{b_lab}'s annotated gestures back: {replies or 'none'}")
 
 
 _KEY_TYPES = (("eye contact with", "mutual_gaze"), ("the same thing as", "joint_attention"),
