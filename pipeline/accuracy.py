@@ -17,8 +17,8 @@ import pyarrow as pa
 from scipy.optimize import linear_sum_assignment
 
 from pipeline.storage import OutputStore
-from pipeline.summary import open_output, sampling_fps
-from pipeline.truth import UNSURE, ClipTruth, GroundTruth, TruthError, target_kind
+from pipeline.summary import sampling_fps
+from pipeline.truth import UNSURE, ClipTruth, TruthError, target_kind
 from qa_gen.events_view import Event, Target, people_of, read_events
 
 # Matching: an annotated head and a predicted one are the same person when their centres are this close
@@ -41,7 +41,6 @@ INTERVAL_SHARE = 0.75
 FOLLOW_LOOKBACK_S = 1.0
 
 RIGHT, WRONG, UNCHECKABLE = "right", "wrong", "uncheckable"
-INTERVAL_EVENT_KINDS = ("mutual_gaze", "joint_attention", "pointing", "giving", "showing", "reaching")
 RECALL_KINDS = ("mutual_gaze", "joint_attention", "pointing")
 NOT_SHARED = ("camera", "elsewhere")  # looking into the lens or off screen is not shared attention
 
@@ -51,10 +50,6 @@ class Verdict:
     status: str  # right | wrong | uncheckable
     reason: str = ""
     by: str = ""  # interval | rows
-
-    @property
-    def decided(self) -> bool:
-        return self.status in (RIGHT, WRONG)
 
 
 # --- one clip of an output folder ---------------------------------------------------------------

@@ -11,7 +11,7 @@ import csv
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Iterable, Optional, Sequence
+from typing import Optional, Sequence
 
 from pipeline.inputs import sanitise_id
 
@@ -78,7 +78,8 @@ class ClipTruth:
     rows: list[TruthRow]
     intervals: list[TruthInterval]
     first_pts: float = 0.0
-    run_zero: float = field(default=0.0)  # the run's time of decoded frame 0 (see align)
+    run_zero: float = 0.0  # the run's time of decoded frame 0 (see align)
+    _index: Optional[tuple] = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def video_id(self) -> str:
@@ -88,21 +89,33 @@ class ClipTruth:
         """Tell the truth which run time decoded frame 0 has (the run may count from the stream start,
         from the first frame, or from pts 0)."""
         self.run_zero = float(run_zero)
+        self._index = None
 
     def to_run_time(self, pts: float) -> float:
         return pts - self.first_pts + self.run_zero
 
+    def _indexed(self) -> tuple[list[float], dict[str, tuple[list[float], list[TruthRow]]]]:
+        """Instants and per-label (times, rows) on the run's clock, built once per alignment."""
+        if self._index is None:
+            per_label: dict[str, tuple[list[float], list[TruthRow]]] = {}
+            for r in sorted(self.rows, key=lambda r: r.pts):
+                times, rows = per_label.setdefault(r.person, ([], []))
+                times.append(self.to_run_time(r.pts))
+                rows.append(r)
+            self._index = (sorted({self.to_run_time(r.pts) for r in self.rows}), per_label)
+        return self._index
+
     def times(self) -> list[float]:
         """Annotated instants on the run's clock, ascending."""
-        return sorted({self.to_run_time(r.pts) for r in self.rows})
+        return self._indexed()[0]
 
     def row(self, label: str, time: float, tolerance: float = 0.01) -> Optional[TruthRow]:
         """The row of ``label`` at run time ``time`` (an annotated instant), or None when not in view."""
-        best = min((r for r in self.rows if r.person == label), default=None,
-                   key=lambda r: abs(self.to_run_time(r.pts) - time))
-        if best is None or abs(self.to_run_time(best.pts) - time) > tolerance:
-            return None
-        return best
+        times, rows = self._indexed()[1].get(label, ([], []))
+        i = bisect_left(times, time - tolerance)
+        if i < len(times) and times[i] <= time + tolerance:
+            return rows[i]
+        return None
 
     def gaze_at(self, label: str, time: float) -> Optional[str]:
         """Typed gaze of ``label`` at an annotated instant; None when the person is not in view then."""
@@ -217,7 +230,3 @@ def _clip_of(clips: dict[str, ClipTruth], name: str, where: str) -> ClipTruth:
     if name not in clips:
         raise TruthError(f"{where}: clip {name!r} is not in persons.csv")
     return clips[name]
-
-
-def labels_in(rows: Iterable[TruthRow]) -> list[str]:
-    return sorted({r.person for r in rows})
