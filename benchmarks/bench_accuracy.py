@@ -77,7 +77,7 @@ def _counts(c: Counter) -> tuple[int, int, int]:
     return c[RIGHT], c[WRONG], c[UNCHECKABLE]
 
 
-def report(scores: list[ClipScore], wall: float | None) -> dict:
+def report(scores: list[ClipScore], wall: float | None, ran: bool = True) -> dict:
     t = totals(scores)
     print("\n## Per clip\n")
     print("| clip | video s | people tracked (identity ok) | gaze acc | gaze coverage | events right/wrong/unch "
@@ -150,7 +150,8 @@ def report(scores: list[ClipScore], wall: float | None) -> dict:
           f"tracking_coverage={t.tracking_coverage:.3f} identity_merges={t.merges}")
     print(f"qa_agreement={t.qa.agreement():.3f} qa_checked={r + w} qa_uncheckable={u} violations={t.violations}")
     if wall:
-        print(f"wall_s={wall:.1f} video_s={video_s:.2f} realtime_factor={rtf:.2f}")
+        print(f"wall_s={wall:.1f} video_s={video_s:.2f} realtime_factor={rtf:.2f}"
+              + ("" if ran else " (sum of the clips' recorded wall_s: the output was not produced by this run)"))
     return {
         "cpu": cpu_model(), "wall_s": wall, "video_s": video_s, "realtime_factor": rtf,
         "overall": {
@@ -192,9 +193,10 @@ def main() -> None:
         else:
             print(f"scoring the existing output {out}")
         scores = score_output(out, truth)
-        if wall is None:  # an earlier run: the clips' own wall times (model loading included in the first)
+        ran = wall is not None
+        if not ran:  # an earlier run: the clips' own wall times (model loading included in the first)
             wall = sum(s.wall_s or 0.0 for s in scores) or None
-        figures = report(scores, wall)
+        figures = report(scores, wall, ran)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1, default=str))
 

@@ -80,6 +80,7 @@ class ClipRun:
     events: list[Event]
     qa: pa.Table
     wall_s: Optional[float] = None
+    aspect: Optional[float] = None  # displayed width / height
 
     @property
     def step(self) -> float:
@@ -139,7 +140,8 @@ def load_clip_run(store: OutputStore, video_id: str) -> ClipRun:
         raise TruthError(f"{store.status_file(video_id)}: no positive duration_s for {video_id}")
     return ClipRun(video_id=video_id, duration=float(duration), native_fps=float(status.get("native_fps") or 0.0),
                    fps=sampling_fps(store), tracks=tables["tracks"], events_table=tables["events"],
-                   events=read_events(tables["events"]), qa=tables["qa"], wall_s=status.get("wall_s"))
+                   events=read_events(tables["events"]), qa=tables["qa"], wall_s=status.get("wall_s"),
+                   aspect=status["width"] / status["height"] if status.get("width") and status.get("height") else None)
 
 
 # --- person matching ----------------------------------------------------------------------------

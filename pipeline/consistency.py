@@ -10,12 +10,14 @@ human-readable violations, empty when the clip is consistent.
   the follower is not already looking at it when the leader starts;
 - joint_attention only on a person, hands or an object (not the camera, elsewhere or a bare spot), with
   everyone looking at that target at its first frame listed in persons_involved;
-- "own hands" gaze only where the gaze lands on one of the person's own detected hand boxes;
+- "own hands" gaze only where the gaze ray itself passes through one of the person's own detected hand
+  boxes (not a box merely near the ray);
 - no two QA items of the clip with the same question and different keys.
 """
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections import defaultdict
 from typing import Optional
@@ -52,10 +54,39 @@ def question_times(question: str) -> list[float]:
     return out
 
 
-def check_tracks(tracks: pa.Table) -> list[str]:
+def _ray_hits_box(origin, direction, aspect: float, box, margin: float) -> bool:
+    """Does the image-plane gaze ray from ``origin`` (normalised) pass through ``box`` widened by
+    ``margin``? ``direction`` is the camera-frame gaze (x right, y down); ``aspect`` = width / height."""
+    dx, dy = float(direction[0]) / aspect, float(direction[1])  # isotropic pixels -> normalised units
+    lo, hi = 0.0, math.inf
+    for o, d, a, b in ((origin[0], dx, box[0] - margin, box[2] + margin),
+                       (origin[1], dy, box[1] - margin, box[3] + margin)):
+        if abs(d) < 1e-12:
+            if not a <= o <= b:
+                return False
+            continue
+        t1, t2 = sorted(((a - o) / d, (b - o) / d))
+        lo, hi = max(lo, t1), min(hi, t2)
+    return lo <= hi
+
+
+def _lands_on_hand(row: dict, boxes: list, aspect: Optional[float]) -> bool:
+    origin, direction = row.get("gaze_origin"), row.get("gaze_dir")
+    if aspect and origin is not None and direction is not None and len(direction) >= 2:
+        return any(_ray_hits_box(origin, direction, aspect, b, HAND_BOX_MARGIN) for b in boxes)
+    point = row.get("gaze_point")  # no ray recorded: where the gaze was placed must be on a hand
+    return point is not None and any(b[0] - HAND_BOX_MARGIN <= point[0] <= b[2] + HAND_BOX_MARGIN
+                                     and b[1] - HAND_BOX_MARGIN <= point[1] <= b[3] + HAND_BOX_MARGIN
+                                     for b in boxes)
+
+
+def check_tracks(tracks: pa.Table, aspect: Optional[float] = None) -> list[str]:
+    """``aspect`` (frame width / height) lets "own hands" be checked on the gaze ray itself; without it
+    only the recorded landing point is."""
     problems = []
     rows = tracks.select([c for c in ("frame_idx", "t", "person_id", "gaze_target_type", "gaze_target_id",
-                                      "gaze_point", "hand_bboxes") if c in tracks.column_names]).to_pylist()
+                                      "gaze_point", "gaze_origin", "gaze_dir", "hand_bboxes")
+                          if c in tracks.column_names]).to_pylist()
     seen: dict[tuple[int, int], int] = defaultdict(int)
     for r in rows:
         seen[(r["frame_idx"], r["person_id"])] += 1
@@ -65,13 +96,9 @@ def check_tracks(tracks: pa.Table) -> list[str]:
     for r in rows:
         if r["gaze_target_type"] != "hands" or r["gaze_target_id"] != r["person_id"]:
             continue
-        point = r.get("gaze_point")
         boxes = [b for b in (r.get("hand_bboxes") or []) if b is not None]
-        on_hand = point is not None and any(
-            b[0] - HAND_BOX_MARGIN <= point[0] <= b[2] + HAND_BOX_MARGIN
-            and b[1] - HAND_BOX_MARGIN <= point[1] <= b[3] + HAND_BOX_MARGIN for b in boxes)
-        if not on_hand:
-            where = "no hand box detected" if not boxes else "the gaze lands outside every hand box"
+        if not _lands_on_hand(r, boxes, aspect):
+            where = "no hand box detected" if not boxes else "the gaze misses every hand box"
             problems.append(f"tracks: Person {r['person_id']} looks at their own hands at {r['t']:.2f} s but {where}")
     return problems
 
@@ -189,12 +216,13 @@ def check_qa(qa: pa.Table, duration: float) -> list[str]:
     return problems
 
 
-def check_tables(tracks: pa.Table, events: pa.Table, qa: pa.Table, duration: float) -> list[str]:
-    """Every violation of the rules above in one clip's tables."""
+def check_tables(tracks: pa.Table, events: pa.Table, qa: pa.Table, duration: float,
+                 aspect: Optional[float] = None) -> list[str]:
+    """Every violation of the rules above in one clip's tables (``aspect``: frame width / height)."""
     parsed = read_events(events)
-    return check_tracks(tracks) + check_events(parsed, tracks, duration) + check_qa(qa, duration)
+    return check_tracks(tracks, aspect) + check_events(parsed, tracks, duration) + check_qa(qa, duration)
 
 
 def check_clip(run) -> list[str]:
     """``check_tables`` of a pipeline.accuracy.ClipRun."""
-    return check_tables(run.tracks, run.events_table, run.qa, run.duration)
+    return check_tables(run.tracks, run.events_table, run.qa, run.duration, run.aspect)

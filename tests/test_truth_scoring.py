@@ -59,12 +59,13 @@ def write_truth(directory: Path, first_pts: float = 0.0, extra_rows: str = "", i
 
 
 def track_row(t: float, pid: int, head: tuple[float, float], kind: str, target: int | None, *, frame: int,
-              native_fps: float = 4.0, t0: float = 0.0, hands=None, point=None) -> dict:
+              native_fps: float = 4.0, t0: float = 0.0, hands=None, point=None, ray=None) -> dict:
     x, y = head
     return {"video_id": "toy", "frame_idx": frame, "native_frame_idx": int(round((t - t0) * native_fps)), "t": t,
             "shot_id": 0, "person_id": pid, "det_conf": 0.9, "bbox": [x - 0.1, y - 0.05, x + 0.1, y + 0.6],
             "head_bbox": [x - 0.04, y - 0.05, x + 0.04, y + 0.05], "gaze_conf": 0.8, "gaze_target_type": kind,
-            "gaze_target_id": target, "pointing": False, "point_conf": 0.0, "hand_bboxes": hands, "gaze_point": point}
+            "gaze_target_id": target, "pointing": False, "point_conf": 0.0, "hand_bboxes": hands, "gaze_point": point,
+            "gaze_origin": None if ray is None else [x, y], "gaze_dir": ray}
 
 
 # predicted gaze per sampled frame: person 0 is A, person 1 is B
@@ -408,7 +409,8 @@ def test_qa_of_synthetic_scenes_agrees_with_their_truth():
 
 def _consistent_tables():
     hands = [[0.60, 0.60, 0.80, 0.80]]
-    rows = [track_row(t, 1, TOY_HEAD["B"], "hands", 1, frame=f, hands=hands, point=[0.7, 0.7])
+    # B looks straight down (the ray passes through the hand box below the head at x 0.70)
+    rows = [track_row(t, 1, TOY_HEAD["B"], "hands", 1, frame=f, hands=hands, point=[0.7, 0.7], ray=[0.0, 1.0, 0.0])
             for f, t in enumerate(TIMES)]
     rows += [track_row(t, 0, TOY_HEAD["A"], "hands", 1, frame=f) for f, t in enumerate(TIMES)]
     events = [event(0, "joint_attention", 0.0, 2.0, [0, 1], **hands_of(1)),
@@ -421,14 +423,18 @@ def _consistent_tables():
 
 def test_consistent_tables_have_no_violations():
     tracks, events, qa = _consistent_tables()
-    assert check_tables(tracks, events, qa, duration=2.2) == []
+    assert check_tables(tracks, events, qa, duration=2.2, aspect=16 / 9) == []
+    assert check_tables(tracks, events, qa, duration=2.2) == []  # no aspect: the landing point is checked
 
 
 def test_each_consistency_rule_is_reported():
     tracks, events, qa = _consistent_tables()
     bad_tracks = pa.concat_tables([tracks, table_from_rows(
         [track_row(0.0, 1, TOY_HEAD["B"], "camera", None, frame=0),                      # second row at frame 0
-         track_row(2.5, 0, TOY_HEAD["A"], "hands", 0, frame=5, hands=[[0.1, 0.1, 0.2, 0.2]], point=[0.5, 0.5])],
+         track_row(2.5, 0, TOY_HEAD["A"], "hands", 0, frame=5, hands=[[0.1, 0.1, 0.2, 0.2]], point=[0.5, 0.5]),
+         # a ray passing 0.1 above a hand box whose landing point was pulled into the box (a cone hit)
+         track_row(2.5, 1, TOY_HEAD["B"], "hands", 1, frame=5, hands=[[0.3, 0.3, 0.5, 0.4]], point=[0.5, 0.3],
+                   ray=[-1.0, 0.0, 0.0])],
         TRACKS_SCHEMA)])
     bad_events = table_from_rows([
         event(0, "gaze_at", 0.0, 1.0, [0], initiator_id=0, **hands_of(1)),
@@ -444,10 +450,11 @@ def test_each_consistency_rule_is_reported():
         qa_row("a", "T2", "T2.type", "From 1.0 to 2.5 seconds, what happens?", "Eye contact", time_range=(1.0, 2.5)),
         qa_row("b", "T2", "T2.type", "Same question?", "Eye contact"),
         qa_row("c", "T2", "T2.type", "Same question?", "Breaking off eye contact")], QA_SCHEMA)
-    problems = check_tables(bad_tracks, bad_events, bad_qa, duration=2.2)
+    problems = check_tables(bad_tracks, bad_events, bad_qa, duration=2.2, aspect=16 / 9)
     text = "\n".join(problems)
     assert "Person 1 has 2 rows (gaze targets) at sampled frame 0" in text
-    assert "Person 0 looks at their own hands at 2.50 s but the gaze lands outside every hand box" in text
+    assert "Person 0 looks at their own hands at 2.50 s but the gaze misses every hand box" in text
+    assert "Person 1 looks at their own hands at 2.50 s but the gaze misses every hand box" in text
     assert "Person 0 looks at two targets at once: gaze_at 0" in text
     assert "eye contact 2 (0.00-1.00 s) overlaps gaze_aversion 3" in text
     assert "gaze_at 4 spans 2.00-2.50 s, outside the clip [0, 2.20] s" in text
@@ -458,7 +465,7 @@ def test_each_consistency_rule_is_reported():
     assert "qa: a (T2) time_range 1.00-2.50 s is outside the clip" in text
     assert "qa: a (T2) asks about 2.50 s, past the clip end" in text
     assert "'Same question?' has 2 different keys" in text
-    assert len(problems) == 12
+    assert len(problems) == 13
 
 
 # --- the real pipeline on the shared clips (slow) ----------------------------------------------
