@@ -99,6 +99,7 @@ def report(scores: list[ClipScore], wall: float | None, ran: bool = True) -> dic
             "video_id": s.video_id, "duration_s": s.duration, "wall_s": s.wall_s,
             "persons": s.match.per_label, "label_of": {str(k): v for k, v in s.match.label_of.items()},
             "identity_merges": {str(k): v for k, v in s.match.merges.items()},
+            "unmatched_predicted_ids": s.match.unmatched_ids,
             "tracked_rows": tracked, "annotated_rows": rows,
             "gaze": {"rows": s.gaze.rows, "correct": s.gaze.correct, "covered": s.gaze.covered,
                      "accuracy": s.gaze.accuracy},
@@ -112,6 +113,9 @@ def report(scores: list[ClipScore], wall: float | None, ran: bool = True) -> dic
         })
         for pid, labels in s.match.merges.items():
             print(f"|   identity merge: predicted Person {pid} matched {labels} | | | | | | | | |")
+        if s.match.unmatched_ids:
+            print(f"|   predicted Person {', '.join(map(str, s.match.unmatched_ids))} matched no annotated person "
+                  "(their events are uncheckable) | | | | | | | | |")
 
     print("\n## Events (all clips): precision = right / (right + wrong); uncheckable not counted\n")
     print("| event type | right | wrong | uncheckable | precision | annotated intervals found | recall |")

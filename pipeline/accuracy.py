@@ -2,8 +2,8 @@
 
 Per clip: which predicted person is which annotated person (head position at the annotated instants),
 (a) per-row typed gaze-target accuracy, (b) precision of every judged event and recall of annotated
-intervals, (c) agreement of QA keys with the truth (pipeline/qa_truth.py). ``score_output`` does a whole
-output folder; benchmarks/bench_accuracy.py prints it.
+intervals; (c), QA agreement, is pipeline/qa_truth.py, and pipeline/scoring.py puts them together for an
+output folder (benchmarks/bench_accuracy.py prints it).
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ MATCH_MAX_DT_S = 0.3
 # window loses this much at each end before its annotated instants are read.
 EDGE_S = 0.25
 # A claim over a window holds when at least this share of the instants that decide it support it (a
-# short look-away inside a long eye contact does not make the event wrong; a third of it does).
+# short look-away inside a long eye contact does not make the event wrong; more than a quarter does).
 SUPPORT_SHARE = 0.75
 # An event matches an annotated interval when this share of it lies inside the interval widened by
 # EDGE_S at each end.
@@ -154,6 +154,7 @@ class PersonMatch:
     label_of: dict[int, str]
     votes: dict[int, Counter]  # predicted id -> labels it was matched to
     per_label: dict[str, dict]
+    unmatched_ids: list[int] = field(default_factory=list)  # predicted people no annotated row matched
 
     @property
     def merges(self) -> dict[int, dict[str, int]]:
@@ -227,7 +228,8 @@ def match_persons(truth: ClipTruth, run: ClipRun) -> PersonMatch:
             "identity_ok": sum(1 for p in matched if label_of.get(p.person_id) == label),
             "predicted_ids": sorted({p.person_id for p in matched}),
         }
-    return PersonMatch(row_match, label_of, dict(votes), per_label)
+    seen = {r.person_id for _, rows in frames for r in rows}
+    return PersonMatch(row_match, label_of, dict(votes), per_label, sorted(seen - set(label_of)))
 
 
 # --- (a) per-row gaze targets -------------------------------------------------------------------

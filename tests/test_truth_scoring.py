@@ -235,7 +235,7 @@ def test_matching_maps_ids_by_head_position(toy_truth):
     match = match_persons(toy_truth, toy_run(tracks=pa.concat_tables([tracks, extra])))
     assert match.label_of == {0: "B", 1: "A"}
     assert match.per_label["A"]["tracked_share"] == 1.0 and match.per_label["A"]["predicted_ids"] == [1]
-    assert match.merges == {}
+    assert match.merges == {} and match.unmatched_ids == [7]
 
 
 def test_matching_reports_identity_merge_and_untracked_rows(toy_truth):
