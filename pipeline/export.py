@@ -2,10 +2,10 @@
 the labelled clip of its QA unit.
 
 Every QA unit (qa_gen/units.py) that has items becomes one clip, DIR/video/<video_id>_unit<NNN>.mp4:
-the unit's sampled frames (the run's rate, 2 fps by default, the rate GRASP's loader assumes when it
-stamps frame times) with every person's box and "Person N" label drawn, H.264. An item's times count
-from its unit's start, which is the clip's first frame. Each source video is decoded once for all its
-units, whatever the number of items.
+the unit cut from the source with PyAV at 2 fps (the rate GRASP's loader assumes when it stamps frame
+times; lower if the run sampled lower) with every person's box and "Person N" label drawn, H.264. An
+item's times count from its unit's start, which is the clip's first frame. Each unit is decoded once,
+whatever the number of its items.
 
 grasp-bench: DIR/json/<video_id>__<qa_id>.json + DIR/video/ (qa_gen/export.py: grasp_bench_item).
 llava-video: DIR/llava_video.json (or the .json path given) + video/ beside it; an item's "video" is
@@ -24,8 +24,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from pipeline.annotate import PersonAnnotator, rows_by_frame
+from pipeline.annotate import PersonAnnotator
 from pipeline.config import Config
+from pipeline.render import TrackIndex
 from pipeline.storage import OutputStore
 from pipeline.video import iter_frames
 from pipeline.video_writer import H264Writer
@@ -33,7 +34,7 @@ from qa_gen.export import EXPORT_FORMATS, grasp_bench_item, llava_video_item
 
 log = logging.getLogger("socialtrace")
 
-_EPS = 1e-6
+GRASP_FPS = 2.0
 
 
 @dataclass(frozen=True)
@@ -82,52 +83,43 @@ def _read_tracks(store: OutputStore, video_id: str) -> pa.Table:
 
 
 def write_unit_clips(uri: str, tracks: pa.Table, units: Iterable[ClipUnit], folder: Path, video_id: str,
-                     fps: float, max_side: int) -> dict[ClipUnit, int]:
-    """Decode ``uri`` once at ``fps`` (the sampling perception used, so sampled frame k is tracks
-    frame_idx k) and write each unit's frames [start, end), every person's box and label drawn, to
-    ``folder/<clip_file>``. Returns frames written per unit."""
-    ordered = sorted(set(units), key=lambda u: u.start)
-    if not ordered:
-        return {}
-    by_frame = rows_by_frame(tracks)
+                     run_fps: float, max_side: int) -> dict[ClipUnit, int]:
+    """Cut each unit [start, end) out of ``uri`` with PyAV (seek to the unit, decode to its end), sampled
+    at the clip rate from the unit start (so clip time 0 is the unit start), with every person's box and
+    label drawn from the tracks of the nearest sampled frame, to ``folder/<clip_file>``. Returns frames
+    written per unit."""
+    fps = clip_fps(run_fps)
+    index = TrackIndex(tracks, run_fps)
     written: dict[ClipUnit, int] = {}
-    writer: Optional[H264Writer] = None
-    current: Optional[ClipUnit] = None
-    annotator: Optional[PersonAnnotator] = None
-    last_end = max(u.end for u in ordered)
-    try:
-        for frame in iter_frames(uri, fps, max_side):
-            if frame.t >= last_end - _EPS:
-                break  # past the last unit: no reason to decode the rest
-            unit = next((u for u in ordered if u.start - _EPS <= frame.t < u.end - _EPS), None)
-            if unit != current:
-                if writer is not None:
-                    writer.close()
-                    written[current] = writer.n_frames
-                    writer = None
-                current = unit
-            if unit is None:
-                continue
-            image = frame.image
-            h, w = image.shape[:2]
-            if writer is None:
-                writer = H264Writer(folder / unit.clip_file(video_id), w, h, fps, crf=20)
-                annotator = annotator or PersonAnnotator(w, h)
-            # supervision treats numpy scenes as BGR: draw in BGR so person_color() is what is seen
-            bgr = np.ascontiguousarray(image[..., ::-1])
-            writer.write(annotator.draw(bgr, by_frame.get(frame.frame_idx, [])))
-        if writer is not None:
-            writer.close()
-            written[current] = writer.n_frames
-            writer = None
-    finally:
-        if writer is not None:
-            writer.abort()
-    missing = [u for u in ordered if u not in written]
-    if missing:
-        raise ValueError(f"{uri}: no frames decoded for unit(s) "
-                         + ", ".join(f"{u.start:.2f}-{u.end:.2f} s" for u in missing))
+    for unit in sorted(set(units), key=lambda u: u.start):
+        end = None if unit.end == float("inf") else unit.end
+        frames = iter_frames(uri, fps, max_side, start_s=unit.start, end_s=end)
+        writer = annotator = None
+        try:
+            for frame in frames:
+                image = frame.image
+                if writer is None:
+                    h, w = image.shape[:2]
+                    writer = H264Writer(folder / unit.clip_file(video_id), w, h, fps, crf=20)
+                    annotator = PersonAnnotator(w, h)
+                # supervision treats numpy scenes as BGR: draw in BGR so person_color() is what is seen
+                bgr = np.ascontiguousarray(image[..., ::-1])
+                writer.write(annotator.draw(bgr, index.rows_at(unit.start + frame.t)))
+        except BaseException:
+            if writer is not None:
+                writer.abort()
+            raise
+        if writer is None:
+            raise ValueError(f"{uri}: no frames decoded for {unit.start:.2f}-{unit.end:.2f} s")
+        writer.close()
+        written[unit] = writer.n_frames
     return written
+
+
+def clip_fps(run_fps: float) -> float:
+    """Exported clips play at GRASP's 2 fps (the rate its loader assumes when it stamps frame times), or
+    at the run's rate when that is lower (there are no labels for frames in between)."""
+    return min(run_fps, GRASP_FPS)
 
 
 def _write_json(path: Path, payload) -> None:
@@ -151,8 +143,8 @@ def _clips(store: OutputStore, rows: list[dict], videos: Mapping[str, str], fold
         written = write_unit_clips(videos[video_id], _read_tracks(store, video_id), units[video_id], folder,
                                    video_id, fps, max_side)
         for unit, n in sorted(written.items(), key=lambda kv: kv[0].start):
-            log.info("export: %s %.1f-%.1f s -> video/%s (%d frames at %g fps)", video_id, unit.start,
-                     min(unit.end, unit.start + n / fps), unit.clip_file(video_id), n, fps)
+            log.info("export: %s %.1f s + %d frames at %g fps -> video/%s", video_id, unit.start, n,
+                     clip_fps(fps), unit.clip_file(video_id))
         n_clips += len(written)
         n_frames += sum(written.values())
     return {"videos": len(units), "clips": n_clips, "frames": n_frames}

@@ -428,8 +428,7 @@ def _frames(uri: str, fps: float, max_side: int, status: Mapping) -> Iterator:
     from pipeline.video import VideoError
 
     try:
-        yield from iter_frames(uri, fps, max_side, start_s=float(status.get("start_s") or 0.0),
-                               end_s=status.get("end_s"))
+        yield from iter_frames(uri, fps, max_side)
     except VideoError as exc:
         raise RenderError(f"cannot read the source video of {status['video_id']}: {exc}") from exc
 

@@ -47,13 +47,17 @@ class H264Writer:
         self.n_frames = 0
         rate = Fraction(fps).limit_denominator(1001)
         self._container = av.open(str(self.partial), mode="w", options={"movflags": "+faststart"})
-        self._stream = self._container.add_stream(self.encoder, rate=rate)
-        self._stream.width, self._stream.height = self.width + self.width % 2, self.height + self.height % 2
-        self._stream.pix_fmt = "yuv420p"
-        self._stream.time_base = 1 / rate
-        if self.encoder == "libx264":
-            self._stream.options = {"crf": str(crf), "preset": "veryfast"}
         self._closed = False
+        try:
+            self._stream = self._container.add_stream(self.encoder, rate=rate)
+            self._stream.width, self._stream.height = self.width + self.width % 2, self.height + self.height % 2
+            self._stream.pix_fmt = "yuv420p"
+            self._stream.time_base = 1 / rate
+            if self.encoder == "libx264":
+                self._stream.options = {"crf": str(crf), "preset": "veryfast"}
+        except Exception:
+            self.abort()
+            raise
 
     def write(self, frame_bgr: np.ndarray) -> None:
         if frame_bgr.shape != (self.height, self.width, 3):

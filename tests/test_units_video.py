@@ -249,3 +249,16 @@ def test_a_long_single_shot_video_is_split_at_quiet_points(tmp_path, media_dir):
     qa = OutputStore(str(out)).read_video_table("qa", "opencv_vtest")
     for row in qa.to_pylist():
         assert 0 <= row["time_range"][0] <= row["time_range"][1] <= row["unit_end"] - row["unit_start"] + 1e-6
+
+
+def test_the_timeline_puts_items_back_in_video_time(film):
+    from pipeline.timeline import build_timeline
+
+    store = OutputStore(film["out"])
+    data = build_timeline(store.read_video_table("tracks", VIDEO_ID), store.read_video_table("events", VIDEO_ID),
+                          store.read_video_table("qa", VIDEO_ID), FPS)
+    kitchen = [(s, e) for name, s, e in film["segments"] if name == "atd_kitchen.mp4"]
+    assert len(data.qa) == film["qa"].num_rows
+    assert max(tick.start for tick in data.qa) > film["units"][1]["start"]  # unit 1's items are late in the film
+    for tick in data.qa:
+        assert any(s - 1e-6 <= tick.start < e for s, e in kitchen), tick
