@@ -13,6 +13,7 @@ its clip's path relative to the JSON's folder (LLaVA-Video joins it to its video
 """
 from __future__ import annotations
 
+import glob
 import json
 import logging
 import os
@@ -129,6 +130,14 @@ def _write_json(path: Path, payload) -> None:
     os.replace(tmp, path)
 
 
+def _remove_stale(folder: Path, pattern: str, keep: set[str]) -> None:
+    """Drop what an earlier export of the same video left that this one did not write (a unit or item
+    that no longer exists), so a re-export holds exactly the current items."""
+    for path in folder.glob(pattern):
+        if path.name not in keep:
+            path.unlink()
+
+
 def _clips(store: OutputStore, rows: list[dict], videos: Mapping[str, str], folder: Path) -> dict:
     """Write the labelled clip of every unit the items name; (clips, frames) written."""
     fps, max_side = _sampling(store)
@@ -142,6 +151,7 @@ def _clips(store: OutputStore, rows: list[dict], videos: Mapping[str, str], fold
     for video_id in sorted(units):
         written = write_unit_clips(videos[video_id], _read_tracks(store, video_id), units[video_id], folder,
                                    video_id, fps, max_side)
+        _remove_stale(folder, f"{glob.escape(video_id)}_unit[0-9][0-9][0-9].mp4", {u.clip_file(video_id) for u in written})
         for unit, n in sorted(written.items(), key=lambda kv: kv[0].start):
             log.info("export: %s %.1f s + %d frames at %g fps -> video/%s", video_id, unit.start, n,
                      clip_fps(fps), unit.clip_file(video_id))
@@ -154,9 +164,14 @@ def export_grasp_bench(store: OutputStore, qa: pa.Table, dest: str, videos: Mapp
     root = Path(dest)
     rows = qa.to_pylist()
     summary = _clips(store, rows, videos, root / "video")
+    names: dict[str, set[str]] = {}
     for row in rows:
         doc = grasp_bench_item(row, unit_of_row(row).clip_file(row["video_id"]))
-        _write_json(root / "json" / f"{row['video_id']}__{row['qa_id']}.json", doc)
+        name = f"{row['video_id']}__{row['qa_id']}.json"
+        _write_json(root / "json" / name, doc)
+        names.setdefault(row["video_id"], set()).add(name)
+    for video_id, keep in names.items():
+        _remove_stale(root / "json", f"{glob.escape(video_id)}__{'?' * 16}.json", keep)
     return {"items": len(rows), **summary}
 
 

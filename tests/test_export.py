@@ -194,3 +194,18 @@ def test_export_bad_input_is_named(out_dir, tmp_path):
         export(out_dir, "llava-video", str(tmp_path / "x"), videos={})
     with pytest.raises(FileNotFoundError, match="no QA table"):
         export(str(tmp_path / "empty"), "grasp-bench", str(tmp_path / "y"), videos={})
+
+
+def test_reexport_is_idempotent_and_drops_what_no_longer_exists(out_dir, media_dir, tmp_path):
+    dest = tmp_path / "bench"
+    videos = {VIDEO_ID: str(media_dir / "atd_kitchen.mp4")}
+    first = export(out_dir, "grasp-bench", str(dest), videos=videos)
+    before = {p.name: p.read_text() for p in (dest / "json").glob("*.json")}
+    (dest / "json" / f"{VIDEO_ID}__{'0' * 16}.json").write_text("{}")  # an item of an earlier QA table
+    (dest / "video" / f"{VIDEO_ID}_unit007.mp4").write_bytes(b"old")  # a unit that no longer exists
+    (dest / "json" / "notes.json").write_text("{}")  # not the export's: kept
+    again = export(out_dir, "grasp-bench", str(dest), videos=videos)
+    assert again == first
+    assert {p.name: p.read_text() for p in (dest / "json").glob("*.json") if p.name != "notes.json"} == before
+    assert (dest / "json" / "notes.json").exists()
+    assert sorted(p.name for p in (dest / "video").iterdir()) == [f"{VIDEO_ID}_unit000.mp4"]
