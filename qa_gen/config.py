@@ -19,3 +19,8 @@ class QAConfig:
     # QA units (qa_gen/units.py): GRASP-style clips of whole shots; question times count from the unit start
     unit_min_seconds: float = 45.0
     unit_max_seconds: float = 120.0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.unit_min_seconds <= self.unit_max_seconds:
+            raise ValueError(f"qa.unit_min_seconds ({self.unit_min_seconds}) and qa.unit_max_seconds "
+                             f"({self.unit_max_seconds}) must satisfy 0 < min <= max")

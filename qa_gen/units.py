@@ -10,7 +10,9 @@ events table keeps video time.
 - A shot longer than the maximum is split at its quietest point: the instant, on the QA time grid, with the
   fewest events in progress, then the fewest people in view, then nearest the middle of where a cut may go
   (both parts at least the minimum long when the bounds allow it). Parts longer than the maximum are split
-  again. Events are never cut by a shot change, so only such a split can cut one.
+  again. Events are never cut by a shot change, so only such a split can cut one; an item that cites a
+  cut event is dropped (the clip shows only part of it), while the cut event still counts, clipped to
+  each unit, when distractors are checked to be false.
 - Shots (and parts) are then grouped into the fewest units that keep every unit within the bounds. Units
   never exceed the maximum; a unit is shorter than the minimum only when the shots leave no choice (a
   video shorter than the minimum is one unit; a short shot boxed in by long ones stays on its own).

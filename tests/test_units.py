@@ -123,6 +123,8 @@ def test_bad_bounds_are_named():
     with pytest.raises(ValueError, match="unit_min_seconds"):
         plan_units(shots_of([10.0]), 0.0, 40.0, STEP)
     assert plan_units([], MIN, MAX, STEP) == []
+    with pytest.raises(ValueError, match="qa.unit_min_seconds"):
+        QAConfig(unit_min_seconds=130.0)
 
 
 @settings(max_examples=150, deadline=None)
