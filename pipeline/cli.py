@@ -247,13 +247,13 @@ def _recompute(out: str, config_file: Optional[Path], seed: Optional[int], with_
 @app.command()
 def export(
     out: str = typer.Argument(..., help="Output folder of `socialtrace run`."),
-    fmt: ExportFormat = typer.Option(..., "--format", help="grasp-bench: json/ + labelled video/ per item; llava-video: one LLaVA-Video-178K style JSON list."),
+    fmt: ExportFormat = typer.Option(..., "--format", help="grasp-bench: json/ per item + one labelled clip per QA unit in video/; llava-video: one LLaVA-Video-178K style JSON list pointing at the same labelled clips."),
     dest: str = typer.Option(..., "--out", "-o", help="Destination folder."),
     verbose: bool = VERBOSE,
 ) -> None:
     """Export OUT/qa for training or evaluating video-language models."""
     _setup_logging(verbose)
-    from qa_gen import export as export_qa
+    from pipeline.export import export as export_qa
 
     store = _open_existing(out)
     videos = {s["video_id"]: s["uri"] for s in store.iter_statuses() if s.get("status") == "ok"}

@@ -13,11 +13,9 @@ from __future__ import annotations
 import bisect
 import logging
 from dataclasses import dataclass
-from fractions import Fraction
 from pathlib import Path
 from typing import Iterator, Mapping, Optional, Sequence
 
-import av
 import cv2
 import numpy as np
 import pyarrow as pa
@@ -27,6 +25,7 @@ from pipeline.annotate import PersonAnnotator
 from pipeline.summary import InspectError, describe_event, open_output, sampling_fps
 from pipeline.storage import OutputStore
 from pipeline.video import iter_frames
+from pipeline.video_writer import H264Writer
 
 log = logging.getLogger("socialtrace")
 
@@ -311,45 +310,6 @@ def _pointing_origin(row: Mapping, direction: Sequence[float]) -> Optional[tuple
     return None
 
 
-# --- encoding -----------------------------------------------------------------------------------
-
-class H264Writer:
-    """Writes BGR frames to an mp4 browsers play: H.264 (libx264), yuv420p, even size, faststart."""
-
-    def __init__(self, path: Path, width: int, height: int, fps: float, crf: int = 23) -> None:
-        if width % 2 or height % 2:
-            raise ValueError(f"H.264 yuv420p needs even frame sizes, got {width}x{height}")
-        self.path = Path(path)
-        self.width, self.height = width, height
-        self.n_frames = 0
-        self._container = av.open(str(self.path), mode="w", options={"movflags": "+faststart"})
-        self._stream = self._container.add_stream("libx264", rate=Fraction(fps).limit_denominator(1001))
-        self._stream.width, self._stream.height = width, height
-        self._stream.pix_fmt = "yuv420p"
-        self._stream.options = {"crf": str(crf), "preset": "veryfast"}
-
-    def write(self, frame_bgr: np.ndarray) -> None:
-        if frame_bgr.shape != (self.height, self.width, 3):
-            raise ValueError(f"frame shape {frame_bgr.shape} != ({self.height}, {self.width}, 3)")
-        frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(frame_bgr), format="bgr24")
-        frame = frame.reformat(format="yuv420p")
-        frame.pts = self.n_frames
-        for packet in self._stream.encode(frame):
-            self._container.mux(packet)
-        self.n_frames += 1
-
-    def close(self) -> None:
-        for packet in self._stream.encode():
-            self._container.mux(packet)
-        self._container.close()
-
-    def __enter__(self) -> "H264Writer":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
 # --- the command --------------------------------------------------------------------------------
 
 @dataclass
@@ -420,16 +380,10 @@ def render_video(out: str | OutputStore, video_id: str, dest: str | Path, *, nat
         raise RenderError(f"{uri}: no decodable frames") from None
     height, width = first.image.shape[:2]
     painter = OverlayPainter(width, height, caption_rows)
-    # written under a temporary name and renamed, so a failed render never leaves a broken mp4 behind
-    partial = dest.with_name(f".{dest.stem}.partial.mp4")
-    try:
-        writer = H264Writer(partial, painter.out_width, painter.out_height, out_fps)
-        with writer:
-            _write_frames(writer, painter, _chain(first, frames), index, objects, clip.events, video_id,
-                          native_fps, half_step, caption_rows, n_people)
-        partial.replace(dest)
-    finally:
-        partial.unlink(missing_ok=True)
+    # H264Writer writes under a temporary name and renames: a failed render never leaves a broken mp4
+    with H264Writer(dest, painter.out_width, painter.out_height, out_fps) as writer:
+        _write_frames(writer, painter, _chain(first, frames), index, objects, clip.events, video_id,
+                      native_fps, half_step, caption_rows, n_people)
     n_frames = writer.n_frames
     expected = status.get("n_frames")
     if not native_fps and expected is not None and expected != n_frames:
@@ -474,8 +428,7 @@ def _frames(uri: str, fps: float, max_side: int, status: Mapping) -> Iterator:
     from pipeline.video import VideoError
 
     try:
-        yield from iter_frames(uri, fps, max_side, start_s=float(status.get("start_s") or 0.0),
-                               end_s=status.get("end_s"))
+        yield from iter_frames(uri, fps, max_side)
     except VideoError as exc:
         raise RenderError(f"cannot read the source video of {status['video_id']}: {exc}") from exc
 

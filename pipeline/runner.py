@@ -21,6 +21,8 @@ from pipeline.clip import ClipSpec, PerceptionResult
 from pipeline.config import Config, usable_cores
 from pipeline.inputs import InputVideo
 from pipeline.storage import OutputStore
+from qa_gen.generate import generate_qa, plan_video_units
+from qa_gen.units import Shot, shots_from_frames, unit_of_times
 
 log = logging.getLogger("socialtrace")
 
@@ -39,11 +41,32 @@ def derive_events(tracks: pa.Table, objects: Optional[pa.Table], config: Config)
     return detect_events(tracks, config.events, objects=objects, fps=config.sampling.fps)
 
 
-def derive_qa(events: pa.Table, tracks: pa.Table, config: Config, clip_duration: Optional[float]) -> tuple[pa.Table, dict]:
-    """The QA stage: one video's events -> its QA table and the validation drop counts."""
-    from qa_gen import generate_qa
+def derive_qa(events: pa.Table, tracks: pa.Table, config: Config, clip_duration: Optional[float],
+              shots: Optional[list[Shot]]) -> tuple[pa.Table, dict, list[dict]]:
+    """The QA stage: one video's events -> its QA table, the validation drop counts, and its QA units
+    (status records: span, shots, events and items in each)."""
+    qa, drops = generate_qa(events, tracks, config.qa, seed=config.seed, clip_duration=clip_duration, shots=shots)
+    units = plan_video_units(events, tracks, config.qa, clip_duration, shots)
+    starts = events.column("start_time").to_numpy() if events.num_rows else []
+    event_unit = unit_of_times(units, starts)
+    qa_units = qa.column("unit_id").to_pylist()
+    records = [{**unit.to_dict(), "n_events": int((event_unit == k).sum()), "n_qa": qa_units.count(unit.unit_id)}
+               for k, unit in enumerate(units)]
+    return qa, drops, records
 
-    return generate_qa(events, tracks, config.qa, seed=config.seed, clip_duration=clip_duration)
+
+def shots_record(shots: list[Shot]) -> list[dict]:
+    """Shots as the status file keeps them, so `socialtrace qa` plans the same units without video."""
+    return [{"shot_id": s.shot_id, "start": round(s.start, 6), "end": round(s.end, 6)} for s in shots]
+
+
+def shots_of_status(status: dict) -> Optional[list[Shot]]:
+    """The shots a status file recorded; None for runs made before shots were recorded (QA then reads
+    them off the tracks)."""
+    recorded = status.get("shots")
+    if not recorded:
+        return None
+    return [Shot(int(s["shot_id"]), float(s["start"]), float(s["end"])) for s in recorded]
 
 
 def error_message(uri: str, exc: BaseException) -> str:
@@ -58,7 +81,11 @@ def finish_clip(result: PerceptionResult, config: Config, store: OutputStore, st
     """Events + QA for a perceived clip, write its tables, then its status file last."""
     t0 = time.perf_counter()
     events = derive_events(result.tracks, result.objects, config)
-    qa, drops = derive_qa(events, result.tracks, config, result.info.duration_s)
+    shots = None
+    if result.frames is not None:
+        shots = shots_from_frames(result.frames.column("t").to_numpy(), result.frames.column("shot_id").to_numpy(),
+                                  result.info.duration_s)
+    qa, drops, units = derive_qa(events, result.tracks, config, result.info.duration_s, shots)
     timings = dict(result.timings)
     timings["events_qa"] = time.perf_counter() - t0
     video_id = result.clip.video_id
@@ -86,6 +113,8 @@ def finish_clip(result: PerceptionResult, config: Config, store: OutputStore, st
         "n_events": events.num_rows,
         "n_qa": qa.num_rows,
         "qa_dropped": drops,
+        "shots": shots_record(shots) if shots is not None else None,
+        "units": units,
         "timings": timings,
         "wall_s": time.time() - started,
         "finished_at": time.time(),
@@ -232,10 +261,10 @@ def recompute_tables(store: OutputStore, config: Config, with_events: bool) -> l
             events = store.read_video_table("events", video_id)
             if events is None:
                 raise FileNotFoundError(f"{store.partition_file('events', video_id)}: missing events for an ok clip")
-        qa, drops = derive_qa(events, tracks, config, status.get("duration_s"))
+        qa, drops, units = derive_qa(events, tracks, config, status.get("duration_s"), shots_of_status(status))
         store.write_table("qa", video_id, qa)
         status = {**status, "n_events": events.num_rows, "n_qa": qa.num_rows, "qa_dropped": drops,
-                  "config_hash": config.hash()}
+                  "units": units, "config_hash": config.hash()}
         store.write_json(store.status_file(video_id), status)
         updated.append(status)
     return updated

@@ -140,12 +140,19 @@ QA_SCHEMA = pa.schema(
         pa.field("options", pa.list_(pa.string()), nullable=False),
         pa.field("answer", pa.string(), nullable=False),
         pa.field("answer_text", pa.string(), nullable=False),
-        pa.field("time_range", pa.list_(pa.float64(), 2), nullable=False),
+        pa.field("time_range", pa.list_(pa.float64(), 2), nullable=False),  # seconds from unit_start (see below)
         pa.field("source_event_ids", pa.list_(pa.int64()), nullable=False),
         pa.field("persons", pa.list_(pa.int32()), nullable=False),
         pa.field("grounding", pa.list_(GROUNDING_TYPE), nullable=False),
         pa.field("reasoning_trace", pa.list_(REASONING_STEP_TYPE), nullable=False),
         pa.field("template", pa.string(), nullable=True),  # question form within the category, e.g. T1.target
+        # The QA unit (qa_gen/units.py: a GRASP-style clip of whole shots) the item is about. unit_start /
+        # unit_end are VIDEO time (seconds from the video start, like the events table); every other time
+        # of the item (question, options, answer_text, reasoning_trace texts, time_range) counts from
+        # unit_start. Set on every item generate_qa makes; null only in tables written before units.
+        pa.field("unit_id", pa.int32(), nullable=True),  # 0-based, in time order within the video
+        pa.field("unit_start", pa.float64(), nullable=True),
+        pa.field("unit_end", pa.float64(), nullable=True),
     ]
 )
 

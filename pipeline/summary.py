@@ -158,6 +158,7 @@ def summarize_run(out: str | OutputStore) -> dict:
             "n_events": event_rows.get(video_id, 0) if ok else None,
             "n_qa": qa_rows.get(video_id, 0) if ok else None,
             "qa_dropped": int(sum((status.get("qa_dropped") or {}).values())) if ok else None,
+            "n_units": len(status.get("units") or []) if ok else None,
         }
         clip_list.append(clip)
         if status.get("status") == "failed":
@@ -235,12 +236,14 @@ def summarize_video(out: str | OutputStore, video_id: str) -> dict:
     fps = sampling_fps(store)
     summary: dict[str, Any] = {
         "video_id": video_id,
-        "status": {k: v for k, v in status.items() if k != "timings"},
+        "status": {k: v for k, v in status.items() if k not in ("timings", "shots", "units")},
         "timings": status.get("timings") or {},
         "fps": fps,
         "people": [],
         "events": [],
         "qa": [],
+        "n_shots": len(status.get("shots") or []),
+        "units": [{**unit, "n_shots": len(unit.get("shot_ids") or [])} for unit in status.get("units") or []],
     }
     if status.get("status") != "ok":
         return summary
@@ -261,9 +264,10 @@ def summarize_video(out: str | OutputStore, video_id: str) -> dict:
             })
     if qa is not None and qa.num_rows:
         columns = ["qa_id", "category", "category_name", "difficulty", "format", "question", "options",
-                   "answer", "answer_text", "time_range", "persons", "source_event_ids"]
+                   "answer", "answer_text", "time_range", "persons", "source_event_ids", "unit_id"]
         items = qa.select(columns).to_pylist()
-        summary["qa"] = sorted(items, key=lambda q: (_category_order(q["category"]), q["time_range"][0], q["qa_id"]))
+        summary["qa"] = sorted(items, key=lambda q: (q["unit_id"] if q["unit_id"] is not None else -1,
+                                                     _category_order(q["category"]), q["time_range"][0], q["qa_id"]))
     return summary
 
 
@@ -323,13 +327,14 @@ def print_run_summary(summary: Mapping[str, Any], console: Console) -> None:
 
     table = Table(title="Clips", title_justify="left")
     for name, justify in (("video_id", "left"), ("status", "left"), ("seconds", "right"), ("frames", "right"),
-                          ("people", "right"), ("events", "right"), ("QA", "right"), ("QA dropped", "right"),
+                          ("people", "right"), ("events", "right"), ("QA units", "right"), ("QA", "right"),
+                          ("QA dropped", "right"),
                           ("error", "left")):
         table.add_column(name, justify=justify, overflow="fold")
     for clip in summary["clip_list"]:
         colour = {"ok": "green", "failed": "red"}.get(clip["status"], "yellow")
         table.add_row(clip["video_id"], f"[{colour}]{clip['status']}[/]", _num(clip["duration_s"]),
-                      _str(clip["n_frames"]), _str(clip["n_persons"]), _str(clip["n_events"]), _str(clip["n_qa"]),
+                      _str(clip["n_frames"]), _str(clip["n_persons"]), _str(clip["n_events"]), _str(clip["n_units"]), _str(clip["n_qa"]),
                       _str(clip["qa_dropped"]), clip["error"] or "")
     console.print(table)
 
@@ -400,15 +405,26 @@ def print_video_summary(summary: Mapping[str, Any], console: Console) -> None:
                       e["description"], _num(e["confidence"], 2))
     console.print(table if summary["events"] else "no events")
 
+    table = Table(title=f"QA units ({summary['n_shots']} shots; item times count from their unit's start)",
+                  title_justify="left")
+    for name in ("unit", "start s", "end s", "length s", "shots", "events", "QA items"):
+        table.add_column(name, justify="right")
+    for u in summary["units"]:
+        shots = u.get("shot_ids") or []
+        span = "-" if not shots else (str(shots[0]) if len(shots) == 1 else f"{shots[0]}-{shots[-1]}")
+        table.add_row(str(u["unit_id"]), _num(u["start"]), _num(u["end"]), _num(u["end"] - u["start"]),
+                      f"{u['n_shots']} ({span})", _str(u.get("n_events")), _str(u.get("n_qa")))
+    console.print(table if summary["units"] else "no QA units recorded (run `socialtrace qa OUT` to plan them)")
+
     table = Table(title="QA", title_justify="left", show_lines=True)
-    for name in ("cat", "level", "time s", "question", "answer"):
+    for name in ("cat", "level", "unit", "time s", "question", "answer"):
         table.add_column(name, overflow="fold")
     for q in summary["qa"]:
         options = "\n".join(q["options"])
         question = q["question"] + (f"\n{options}" if options else "")
         answer = f"{q['answer']}) {q['answer_text']}" if q["format"] == "mcq" else q["answer_text"]
-        table.add_row(q["category"], q["difficulty"], f"{q['time_range'][0]:.1f}-{q['time_range'][1]:.1f}",
-                      question, answer)
+        table.add_row(q["category"], q["difficulty"], _str(q.get("unit_id")),
+                      f"{q['time_range'][0]:.1f}-{q['time_range'][1]:.1f}", question, answer)
     console.print(table if summary["qa"] else "no QA items")
     dropped = status.get("qa_dropped") or {}
     if dropped:

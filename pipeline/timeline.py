@@ -141,11 +141,14 @@ def build_timeline(tracks: pa.Table, events: Optional[pa.Table], qa: Optional[pa
                    duration: Optional[float] = None) -> TimelineData:
     """Everything the timeline draws, from one video's tables."""
     event_rows = events.to_pylist() if events is not None else []
-    qa_rows = qa.select(["category", "time_range"]).to_pylist() if qa is not None else []
+    qa_rows = qa.to_pylist() if qa is not None else []
+    # item times count from their QA unit's start; the timeline is in video time
+    ranges = [(q["time_range"][0] + (q.get("unit_start") or 0.0), q["time_range"][1] + (q.get("unit_start") or 0.0))
+              for q in qa_rows]
     persons = set(tracks.column("person_id").to_pylist())
     for event in event_rows:
         persons.update(event["persons_involved"] or [])
-    end_times = [e["end_time"] for e in event_rows] + [q["time_range"][1] for q in qa_rows]
+    end_times = [e["end_time"] for e in event_rows] + [b for _, b in ranges]
     if tracks.num_rows:
         end_times.append(max(tracks.column("t").to_pylist()) + 1.0 / fps)
     data = TimelineData(duration=float(duration or max(end_times, default=1.0)), person_ids=sorted(persons))
@@ -169,7 +172,6 @@ def build_timeline(tracks: pa.Table, events: Optional[pa.Table], qa: Optional[pa
             data.arrows.append(Arrow(event["leader_id"], event["follower_id"], start, start + lag))
         elif kind in ("sudden_gaze_shift", "gaze_aversion") and who is not None:
             data.markers.append((who, start, kind))
-    ranges = [(float(q["time_range"][0]), float(q["time_range"][1])) for q in qa_rows]
     order = sorted(range(len(qa_rows)), key=lambda i: (ranges[i], qa_rows[i]["category"]))
     lanes = _assign_lanes([ranges[i] for i in order])
     data.qa = [QATick(qa_rows[i]["category"], ranges[i][0], ranges[i][1], lane) for i, lane in zip(order, lanes)]

@@ -16,3 +16,11 @@ class QAConfig:
     time_step_seconds: float = 0.5  # times printed in questions are rounded to this
     reciprocal_window_seconds: float = 3.0  # G6: a gesture back within this long after the first one ends
     response_window_seconds: float = 3.0  # C2/C3/T5: how long after a gesture or gaze a response counts
+    # QA units (qa_gen/units.py): GRASP-style clips of whole shots; question times count from the unit start
+    unit_min_seconds: float = 45.0
+    unit_max_seconds: float = 120.0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.unit_min_seconds <= self.unit_max_seconds:
+            raise ValueError(f"qa.unit_min_seconds ({self.unit_min_seconds}) and qa.unit_max_seconds "
+                             f"({self.unit_max_seconds}) must satisfy 0 < min <= max")

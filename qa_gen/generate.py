@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import Optional
+from typing import Optional, Sequence
 
 import pyarrow as pa
 
@@ -16,6 +16,7 @@ from qa_gen.events_view import Presence, read_events
 from qa_gen.templates_cross import CROSS_FAMILIES
 from qa_gen.templates_gaze import GAZE_FAMILIES
 from qa_gen.templates_gesture import GESTURE_FAMILIES
+from qa_gen.units import Activity, Shot, Unit, plan_units, shots_from_tracks, unit_view
 from qa_gen.validate import ValidationContext, drop_near_duplicates, validate_item
 
 FAMILIES = GAZE_FAMILIES + GESTURE_FAMILIES + CROSS_FAMILIES
@@ -34,6 +35,15 @@ def _video_id(events: pa.Table, tracks: pa.Table) -> Optional[str]:
     return ids.pop() if ids else None
 
 
+def _observed_duration(events: pa.Table, tracks: Optional[pa.Table]) -> float:
+    """How long a clip is when nobody said: up to its last tracks row or event end."""
+    ends = [0.0]
+    for table, column in ((tracks, "t"), (events, "end_time")):
+        if table is not None and table.num_rows:
+            ends.append(float(pa.compute.max(table.column(column)).as_py()))
+    return max(ends)
+
+
 def build_context(events: pa.Table, tracks: Optional[pa.Table], config: QAConfig, seed: int,
                   clip_duration: Optional[float] = None) -> Optional[VideoContext]:
     """The VideoContext templates read, or None for a video with no events."""
@@ -44,8 +54,7 @@ def build_context(events: pa.Table, tracks: Optional[pa.Table], config: QAConfig
     step = config.time_step_seconds
     has_tracks = tracks is not None and tracks.num_rows > 0
     if clip_duration is None:
-        last_track = float(pa.compute.max(tracks.column("t")).as_py()) if has_tracks else 0.0
-        clip_duration = max([last_track] + [e.end for e in parsed])
+        clip_duration = _observed_duration(events, tracks)
     if clip_duration <= 0:
         raise ValueError(f"video {video_id!r}: clip duration must be positive, got {clip_duration}")
     presence = (Presence.from_tracks(tracks, tolerance=step) if has_tracks
@@ -89,9 +98,50 @@ def _cap_per_category(rows: list[dict], limit: int, seed: int) -> list[dict]:
     return kept
 
 
+def plan_video_units(events: pa.Table, tracks: Optional[pa.Table], config: QAConfig,
+                     clip_duration: Optional[float] = None, shots: Optional[Sequence[Shot]] = None) -> list[Unit]:
+    """The QA units of one video (see generate_qa for the arguments)."""
+    duration = clip_duration if clip_duration is not None else _observed_duration(events, tracks)
+    if shots is None:
+        shots = shots_from_tracks(tracks, duration)
+    return plan_units(shots, config.unit_min_seconds, config.unit_max_seconds, config.time_step_seconds,
+                      Activity.of(events, tracks))
+
+
 def generate_qa(events: pa.Table, tracks: pa.Table, config: QAConfig, seed: int,
-                clip_duration: float | None = None) -> tuple[pa.Table, dict[str, int]]:
-    """QA items for ONE video (QA_SCHEMA) and how many candidate items were dropped, by reason.
+                clip_duration: float | None = None,
+                shots: Optional[Sequence[Shot]] = None) -> tuple[pa.Table, dict[str, int]]:
+    """QA items for ONE video (QA_SCHEMA), generated unit by unit (qa_gen/units.py), and how many
+    candidate items were dropped, by reason. ``shots``: the video's camera shots (from every sampled
+    frame); when not given they are read off the tracks' shot_id. Each item names its unit and counts
+    its times from the unit start; an item citing an event that crosses a unit boundary is dropped."""
+    if events.num_rows == 0:
+        return empty_table(QA_SCHEMA), {}
+    units = plan_video_units(events, tracks, config, clip_duration, shots)
+    tables, drops = [], Counter()
+    for unit in units:
+        unit_events, unit_tracks, crossing = unit_view(events, tracks, unit, config.time_step_seconds / 2,
+                                                       last=unit is units[-1])
+        qa, unit_drops = generate_clip_qa(unit_events, unit_tracks, config, seed, unit.duration)
+        drops.update(unit_drops)
+        if crossing and qa.num_rows:
+            cites = [bool(crossing & set(ids)) for ids in qa.column("source_event_ids").to_pylist()]
+            if any(cites):
+                drops["crosses_unit_boundary"] += sum(cites)
+                qa = qa.filter(pa.array([not c for c in cites]))
+        n = qa.num_rows
+        for name, value, kind in (("unit_id", unit.unit_id, pa.int32()), ("unit_start", unit.start, pa.float64()),
+                                  ("unit_end", unit.end, pa.float64())):
+            qa = qa.set_column(qa.schema.get_field_index(name), QA_SCHEMA.field(name), pa.array([value] * n, kind))
+        tables.append(qa)
+    if not tables:
+        return empty_table(QA_SCHEMA), dict(sorted(drops.items()))
+    return pa.concat_tables(tables), dict(sorted(drops.items()))
+
+
+def generate_clip_qa(events: pa.Table, tracks: pa.Table, config: QAConfig, seed: int,
+                     clip_duration: float | None = None) -> tuple[pa.Table, dict[str, int]]:
+    """QA items for ONE clip (a unit, with times from its start) and the drops by reason.
 
     Deterministic for (seed, video, inputs) and independent of other videos. Answer letters are dealt
     round-robin over the video's mcq items in an order fixed by (seed, qa_id), from an offset fixed by

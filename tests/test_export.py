@@ -20,7 +20,8 @@ from pipeline.config import Config, QAConfig
 from pipeline.schema import EVENTS_SCHEMA, TRACKS_SCHEMA, table_from_rows
 from pipeline.storage import OutputStore
 from pipeline.video import iter_frames
-from qa_gen import export, generate_qa
+from pipeline.export import export
+from qa_gen import generate_qa
 
 VIDEO_ID = "atd_kitchen"
 FPS = 2.0
@@ -89,27 +90,15 @@ def load_eval_data_like_grasp(path: str) -> list[dict]:
     return items
 
 
-def test_grasp_bench_export_reads_like_grasp_and_shows_labels(out_dir, media_dir, tmp_path):
-    dest = tmp_path / "bench"
-    summary = export(out_dir, "grasp-bench", str(dest), videos={VIDEO_ID: str(media_dir / "atd_kitchen.mp4")})
-    assert summary["items"] >= 2 and summary["videos"] == 1
-    items = load_eval_data_like_grasp(str(dest))
-    assert len(items) == summary["items"]
-    for item in items:
-        assert os.path.exists(item["video_path"])
-        assert item["category"] in {"T1", "T2", "T3", "T4", "T5", "T6"} and item["difficulty"] in ("easy", "medium", "hard")
-        if item["options"]:  # GRASP: "\n".join(options) in the prompt; pred letter == item["answer"]
-            assert [o[:3] for o in item["options"]] == ["A) ", "B) ", "C) ", "D) "]
-            assert item["answer"] in "ABCD"
-            assert item["options"]["ABCD".index(item["answer"])][3:] == item["answer_text"]
-        else:
-            assert item["answer"] == item["answer_text"] and len(item["answer_text"]) > 20
-
-    video_path = items[0]["video_path"]
-    with av.open(video_path) as container:
+def _decoded(path) -> list[np.ndarray]:
+    with av.open(str(path)) as container:
         stream = container.streams.video[0]
         assert stream.codec_context.name == "h264"
-        exported = [f.to_ndarray(format="rgb24") for f in container.decode(stream)]
+        return [f.to_ndarray(format="rgb24") for f in container.decode(stream)]
+
+
+def _assert_labels_drawn(exported: list[np.ndarray], media_dir: Path) -> None:
+    """Every person's box and "Person N" label patch, in their colour, where the tracks put them."""
     source = [f.image for f in iter_frames(str(media_dir / "atd_kitchen.mp4"), FPS, Config().sampling.max_side)]
     assert len(exported) == len(source) == 7  # one frame per sampled frame: the 2 fps GRASP's loader assumes
     assert exported[0].shape == source[0].shape
@@ -133,14 +122,47 @@ def test_grasp_bench_export_reads_like_grasp_and_shows_labels(out_dir, media_dir
             assert float((np.abs(edge.astype(float) - colour).max(axis=-1) < 50).mean()) > 0.5
 
 
+def test_grasp_bench_export_reads_like_grasp_and_shows_labels(out_dir, media_dir, tmp_path):
+    dest = tmp_path / "bench"
+    summary = export(out_dir, "grasp-bench", str(dest), videos={VIDEO_ID: str(media_dir / "atd_kitchen.mp4")})
+    assert summary["items"] >= 2 and summary["videos"] == 1 and summary["clips"] == 1
+    items = load_eval_data_like_grasp(str(dest))
+    assert len(items) == summary["items"]
+    qa = {r["qa_id"]: r for r in OutputStore(out_dir).read_table("qa").to_pylist()}
+    for item in items:
+        assert os.path.exists(item["video_path"])
+        assert item["video_path"].endswith(f"video/{VIDEO_ID}_unit000.mp4")  # a 3.4 s video is one unit
+        assert (item["unit_id"], item["unit_start"]) == (0, 0.0) and item["unit_end"] == pytest.approx(3.4)
+        assert item["category"] in {"T1", "T2", "T3", "T4", "T5", "T6"} and item["difficulty"] in ("easy", "medium", "hard")
+        if item["options"]:  # GRASP: "\n".join(options) in the prompt; pred letter == item["answer"]
+            assert [o[:3] for o in item["options"]] == ["A) ", "B) ", "C) ", "D) "]
+            assert item["answer"] in "ABCD"
+            assert item["options"]["ABCD".index(item["answer"])][3:] == item["answer_text"]
+        else:
+            assert item["answer"] == item["answer_text"] and len(item["answer_text"]) > 20
+        # the evidence a Social Grounding Reward and a trace metric need, in GRASP's shape
+        row = qa[item["qa_id"]]
+        assert item["grounding"] and item["grounding"] == [{"source": g["source"], "persons": g["persons"]}
+                                                           for g in row["grounding"]]
+        for g in item["grounding"]:
+            assert g["source"] in ("gaze", "gesture") and g["persons"] and set(g["persons"]) <= {0, 1}
+        assert [s["text"] for s in item["reasoning_trace"]] == [s["text"] for s in row["reasoning_trace"]]
+        assert all(set(s) == {"text", "modality", "external_knowledge", "event_id"} for s in item["reasoning_trace"])
+    _assert_labels_drawn(_decoded(items[0]["video_path"]), media_dir)
+
+
 def test_llava_video_export(out_dir, media_dir, tmp_path):
     uri = str(media_dir / "atd_kitchen.mp4")
     summary = export(out_dir, "llava-video", str(tmp_path / "llava"), videos={VIDEO_ID: uri})
     data = json.loads(Path(summary["file"]).read_text())
     assert isinstance(data, list) and len(data) == summary["items"] >= 2
     formats = set()
+    clips = set()
     for item in data:
-        assert set(item) >= {"id", "video", "conversations"} and item["video"] == uri
+        assert set(item) >= {"id", "video", "conversations"}
+        # the labelled unit clip grasp-bench uses, relative to the JSON's folder; not the raw source video
+        assert item["video"] == f"video/{VIDEO_ID}_unit000.mp4" and item["unit_id"] == 0
+        clips.add(item["video"])
         human, gpt = item["conversations"]
         assert human["from"] == "human" and human["value"].startswith("<video>\n")
         assert gpt["from"] == "gpt" and gpt["value"]
@@ -149,6 +171,9 @@ def test_llava_video_export(out_dir, media_dir, tmp_path):
             assert re.search(r"^A\) .+\nB\) .+\nC\) .+\nD\) .+$", human["value"], re.MULTILINE)
             assert re.match(r"^[ABCD]\. ", gpt["value"])
     assert formats == {"mcq", "open_ended"}
+    assert summary["clips"] == len(clips) == 1
+    exported = _decoded(Path(summary["file"]).parent / clips.pop())
+    _assert_labels_drawn(exported, media_dir)
 
 
 def test_qa_parquet_loads_with_hf_datasets(out_dir):
@@ -169,3 +194,18 @@ def test_export_bad_input_is_named(out_dir, tmp_path):
         export(out_dir, "llava-video", str(tmp_path / "x"), videos={})
     with pytest.raises(FileNotFoundError, match="no QA table"):
         export(str(tmp_path / "empty"), "grasp-bench", str(tmp_path / "y"), videos={})
+
+
+def test_reexport_is_idempotent_and_drops_what_no_longer_exists(out_dir, media_dir, tmp_path):
+    dest = tmp_path / "bench"
+    videos = {VIDEO_ID: str(media_dir / "atd_kitchen.mp4")}
+    first = export(out_dir, "grasp-bench", str(dest), videos=videos)
+    before = {p.name: p.read_text() for p in (dest / "json").glob("*.json")}
+    (dest / "json" / f"{VIDEO_ID}__{'0' * 16}.json").write_text("{}")  # an item of an earlier QA table
+    (dest / "video" / f"{VIDEO_ID}_unit007.mp4").write_bytes(b"old")  # a unit that no longer exists
+    (dest / "json" / "notes.json").write_text("{}")  # not the export's: kept
+    again = export(out_dir, "grasp-bench", str(dest), videos=videos)
+    assert again == first
+    assert {p.name: p.read_text() for p in (dest / "json").glob("*.json") if p.name != "notes.json"} == before
+    assert (dest / "json" / "notes.json").exists()
+    assert sorted(p.name for p in (dest / "video").iterdir()) == [f"{VIDEO_ID}_unit000.mp4"]
