@@ -21,11 +21,14 @@ def detect_events(
     config: EventConfig,
     objects: pa.Table | None = None,
     fps: float | None = None,
+    clip_duration: float | None = None,
 ) -> pa.Table:
     """Gaze, gesture and cross-modal events of ONE video's tracks (pipeline.schema.TRACKS_SCHEMA columns).
 
     ``objects`` (pipeline.schema.OBJECTS_SCHEMA) enables showing/giving and object targets of reaching;
-    ``fps`` is the sampling rate (inferred from ``t`` when None). Returns a table with exactly
+    ``fps`` is the sampling rate (inferred from ``t`` when None); ``clip_duration`` is the video's length in
+    seconds (the probe's, as in the manifest): every event lies inside [0, clip_duration] (None: the clip
+    is taken to end one sampling step after its last frame). Returns a table with exactly
     pipeline.schema.EVENTS_SCHEMA, sorted by (start_time, event_type, persons_involved), event_id 0..n-1
     in that order; the same input always gives the same table. Raises ValueError naming the video and the
     reason for malformed tracks."""
@@ -36,7 +39,7 @@ def detect_events(
     if tracks.num_rows == 0:
         return empty_table(EVENTS_SCHEMA)
     with _cyclic_gc_paused():
-        arrays = tracks_to_arrays(tracks, objects, fps)
+        arrays = tracks_to_arrays(tracks, objects, fps, clip_duration)
         events, _ = detect_gaze_events(arrays, config)
         events += detect_gesture_events(arrays, config)
         events += detect_cross_events(arrays, events, config)
