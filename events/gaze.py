@@ -296,7 +296,9 @@ def detect_joint_attention(arrays: TrackArrays, relations: GazeRelations, config
             persons=tuple(arrays.person_ids[group[n]].tolist()), confidence=confidence[n], details=details,
             **_target_fields(arrays, relations, k),
         ))
-    return _merge_moving_focus(arrays, events, gap)
+    # only a focus that moves without a break stays one event: a stretch in which the group shares nothing
+    # (each on their own target) is no joint attention, however short
+    return _merge_moving_focus(arrays, events, 0)
 
 
 def _merge_moving_focus(arrays: TrackArrays, events: list[Event], gap: int) -> list[Event]:
