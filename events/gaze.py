@@ -260,14 +260,15 @@ def detect_joint_attention(arrays: TrackArrays, relations: GazeRelations, config
     """Two or more people on the same thing in the scene: a person, someone's hands, an object. The camera
     and gaze that hits nothing are never shared attention (people looking into the lens attend to the
     viewer, not to each other's focus; points that hit nothing are ray projections). persons_involved =
-    everyone looking at the event's first frame (a shared run always starts where two people look)."""
+    everyone looking at the event's first frame. Each frame of the event has two or more people on it."""
     n_people, n_targets, n_frames = relations.looking.shape
     in_scene = np.nonzero(np.isin(relations.target_kind, SCENE_TARGET_CODES))[0]
     if not len(in_scene):
         return []
     min_len = arrays.min_frames(config.min_joint_attention_seconds)
-    gap, blip = arrays.frames(config.smoothing_gap_seconds), arrays.min_frames(config.smoothing_blip_seconds)
-    shared = kernels.smooth_runs(relations.looking[:, in_scene].sum(axis=0) >= 2, arrays.segment, gap, blip)
+    # frames where two or more look (each person's looks are already smoothed): not bridged again, so the
+    # shared focus never covers a frame where a member's one gaze target is something else
+    shared = relations.looking[:, in_scene].sum(axis=0) >= 2
     rows, starts, ends = kernels.extract_runs(shared, arrays.segment)
     keep = ends - starts + 1 >= min_len
     targets, starts, ends = in_scene[rows[keep]], starts[keep], ends[keep]

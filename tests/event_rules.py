@@ -64,6 +64,14 @@ def rule_violations(events: pa.Table, clip_duration: float, config: EventConfig 
             flag(r, f"shared attention on {d.get('target_type')}")
         if len(r["persons_involved"]) < 2 or set(d.get("joined_later", [])) & set(r["persons_involved"]):
             flag(r, "fewer than two people, or a member also listed as joined later")
+        # a pair's shared focus holds on every frame: neither looks at something else meanwhile
+        foci = {(f["target_type"], f["target_id"]) for f in d.get("targets", [])} | {(d.get("target_type"), d.get("target_id"))}
+        if len(set(r["persons_involved"]) | set(d.get("joined_later", []))) == 2:
+            for look in looks:
+                other = details[look["event_id"]]
+                if (look["initiator_id"] in r["persons_involved"] and _overlap(look, r)
+                        and (other["target_type"], other["target_id"]) not in foci):
+                    flag(r, f"person {look['initiator_id']} looks at something else meanwhile (#{look['event_id']})")
         for look in looks:
             same = details[look["event_id"]]
             if ((same["target_type"], same["target_id"]) == (d.get("target_type"), d.get("target_id"))
