@@ -7,7 +7,8 @@ event_id 0..n-1.
 Time conventions: start_time is the time of the first sampled frame of the event; end_time is one sampling
 step (1 / fps) after its last frame, so an event seen in n frames lasts n / fps seconds - but never after
 the next sampled frame nor after ``clip_duration`` (the probed length of the video): every event lies
-inside [0, clip duration]. start_frame / end_frame are the tracks' frame_idx of the first / last frame.
+inside [0, clip duration], and an event that the clip's end cuts below its type's minimum duration is
+dropped. start_frame / end_frame are the tracks' frame_idx of the first / last frame.
 Events never cross a shot change (shot_id is the event's shot) and a person missing for longer than smoothing_gap_seconds ends their events.
 Confidence = fraction of the interval's frames where the cue was seen x mean gaze_conf (point_conf for
 pointing) on those frames; cross events take the geometric mean of their two parents.

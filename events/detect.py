@@ -7,11 +7,11 @@ from typing import Iterator
 
 import pyarrow as pa
 
-from events.arrays import tracks_to_arrays
+from events.arrays import TrackArrays, tracks_to_arrays
 from events.cross import detect_cross_events
 from events.gaze import detect_gaze_events
 from events.gestures import detect_gesture_events
-from events.records import events_to_table
+from events.records import Event, events_to_table
 from events.config import EventConfig
 from pipeline.schema import EVENTS_SCHEMA, empty_table
 
@@ -42,8 +42,24 @@ def detect_events(
         arrays = tracks_to_arrays(tracks, objects, fps, clip_duration)
         events, _ = detect_gaze_events(arrays, config)
         events += detect_gesture_events(arrays, config)
+        events = drop_cut_short(arrays, events, config)
         events += detect_cross_events(arrays, events, config)
         return events_to_table(arrays, events)
+
+
+def drop_cut_short(arrays: TrackArrays, events: list[Event], config: EventConfig) -> list[Event]:
+    """Events that run into the clip's end lose the part of their last frame's step after it: one that is
+    then shorter than its type's minimum duration was not seen long enough and is dropped (a frame count
+    met the minimum, the clip's time did not)."""
+    minimum = {
+        "gaze_at": config.min_gaze_at_seconds, "mutual_gaze": config.min_mutual_gaze_seconds,
+        "joint_attention": config.min_joint_attention_seconds, "gaze_aversion": config.aversion_min_hold_seconds,
+        "pointing": config.min_gesture_seconds, "reaching": config.min_gesture_seconds,
+        "showing": config.min_gesture_seconds, "giving": config.min_gesture_seconds,
+    }
+    last = arrays.n_frames - 1
+    return [e for e in events
+            if e.end != last or e.end_time - e.start_time >= minimum.get(e.event_type, 0.0) - 1e-6]
 
 
 @contextmanager

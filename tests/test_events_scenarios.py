@@ -494,3 +494,18 @@ def test_retired_event_settings_of_older_runs_are_ignored():
     assert not hasattr(config.events, "joint_attention_location_min_score")
     with pytest.raises(ValueError, match="unknown config key 'no_such_key'"):
         Config.from_dict({"events": {"no_such_key": 1}})
+
+
+def test_an_event_cut_short_by_the_clip_end_is_dropped():
+    """At 2 fps one frame meets min_gaze_at_seconds (0.5 s); a look seen only on the last frame of a clip
+    that ends 0.3 s after it was seen for 0.3 s: no gaze_at. The same look with the full step stays."""
+    sc = Scenario(duration=9.0, seed=23, transition=0.01)
+    a, b = sc.add_person(0.3), sc.add_person(0.7)
+    sc.look(a, ("person", b), 2.9, 3.4)  # seen on the sample at 3.0 s only
+    sc.look(a, ("person", b), 8.4, 9.0)  # seen on the last sample, 8.5 s, only
+    tracks = sc.tracks(2.0)
+    def looks(duration):
+        return [(r["start_time"], r["end_time"]) for r in _of_type(detect_events(tracks, CONFIG, clip_duration=duration), "gaze_at")
+                if r["initiator_id"] == a and r["target_person_id"] == b]
+    assert looks(9.0) == [(3.0, 3.5), (8.5, 9.0)]
+    assert looks(8.8) == [(3.0, 3.5)]
