@@ -59,9 +59,9 @@ def kernel_cases(arrays, config: EventConfig) -> dict[str, tuple]:
     point_rows, point_starts, point_ends = kernels.extract_runs(pointing, arrays.segment)
     return {
         "smooth_runs": (kernels.smooth_runs, kernels.smooth_runs_numpy, (flat, arrays.segment, gap, blip)),
+        "smooth_labels": (kernels.smooth_labels, kernels.smooth_labels_numpy, (index, arrays.segment, gap, blip)),
         "extract_runs": (kernels.extract_runs, kernels.extract_runs_numpy, (relations.looking.reshape(-1, n_frames), arrays.segment)),
         "target_occupancy": (kernels.target_occupancy, kernels.target_occupancy_numpy, (index, n_targets)),
-        "pairwise_convergence": (kernels.pairwise_convergence, kernels.pairwise_convergence_numpy, (arrays.gaze_point, valid, 0.1)),
         "gaze_moving": (kernels.gaze_moving, kernels.gaze_moving_numpy,
                         (relative, valid, arrays.times, arrays.segment, config.shift_min_speed)),
         "arm_aim": (kernels.arm_aim, kernels.arm_aim_numpy,
@@ -89,9 +89,9 @@ def tiny_inputs() -> dict[str, tuple]:
     one = np.zeros(1, np.int64)
     return {
         "smooth_runs": (np.zeros((1, 4), bool), seg, 1, 1),
+        "smooth_labels": (np.zeros((1, 4), np.int64), seg, 1, 1),
         "extract_runs": (np.zeros((1, 4), bool), seg),
         "target_occupancy": (np.zeros((1, 4), np.int64), 2),
-        "pairwise_convergence": (np.zeros((2, 4, 2)), np.ones((2, 4), bool), 0.1),
         "gaze_moving": (np.zeros((1, 4, 2)), np.ones((1, 4), bool), np.arange(4.0), seg, 0.5),
         "arm_aim": (np.zeros((1, 4, 2, 2)), np.zeros((1, 4, 2, 2)), np.zeros((1, 4, 2, 2)), np.zeros((1, 4, 4)), one, 0.5),
         "hand_holding": (np.zeros((1, 4, 2, 4)), np.zeros((1, 4, 4)), 0.2),

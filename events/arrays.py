@@ -38,6 +38,7 @@ class TrackArrays:
     fps: float
     frame_idx: np.ndarray  # (F,) int64 sampled-frame index of each column
     times: np.ndarray  # (F,) float64 seconds
+    end_times: np.ndarray  # (F,) float64 when each frame's stretch of time ends (see frame_end_times)
     shot_id: np.ndarray  # (F,) int64
     segment: np.ndarray  # (F,) int64 contiguous-shot label (changes exactly where shot_id changes)
     person_ids: np.ndarray  # (P,) int64
@@ -193,8 +194,24 @@ def infer_fps(frame_idx: np.ndarray, times: np.ndarray) -> float:
     return float(1.0 / np.median(step))
 
 
-def tracks_to_arrays(tracks: pa.Table, objects: pa.Table | None = None, fps: float | None = None) -> TrackArrays:
-    """Lay one video's tracks (pipeline.schema.TRACKS_SCHEMA columns) out as dense arrays.
+def frame_end_times(times: np.ndarray, fps: float, clip_duration: float | None) -> np.ndarray:
+    """When the stretch of time each sampled frame stands for ends: one sampling step after it, but never
+    after the next sampled frame (so intervals that meet never overlap, whatever the pts jitter) nor after
+    the clip's end. ``clip_duration`` None: the clip is taken to end one step after its last frame. A
+    duration that ends before a frame (a header that undercounts) gives that frame no time, never a
+    negative one."""
+    ends = times + 1.0 / fps
+    if len(times) > 1:
+        ends[:-1] = np.minimum(ends[:-1], times[1:])
+    if clip_duration is not None:
+        ends = np.maximum(np.minimum(ends, clip_duration), times)
+    return ends
+
+
+def tracks_to_arrays(tracks: pa.Table, objects: pa.Table | None = None, fps: float | None = None,
+                     clip_duration: float | None = None) -> TrackArrays:
+    """Lay one video's tracks (pipeline.schema.TRACKS_SCHEMA columns) out as dense arrays; ``clip_duration``
+    (seconds, from the video's probe) bounds every frame's time (``end_times``).
 
     Raises ValueError naming the video and the reason when columns are missing, the table mixes videos,
     or values are outside their vocabulary."""
@@ -214,6 +231,8 @@ def tracks_to_arrays(tracks: pa.Table, objects: pa.Table | None = None, fps: flo
         fps = infer_fps(frame_col, time_col) if len(frame_col) else 1.0
     if not fps > 0:
         raise ValueError(f"tracks of video {video_id!r}: sampling rate must be positive, got {fps}")
+    if clip_duration is not None and not (np.isfinite(clip_duration) and clip_duration > 0):
+        raise ValueError(f"tracks of video {video_id!r}: clip duration must be a positive number of seconds, got {clip_duration}")
 
     person_col = _ints(_column(tracks, "person_id"))
     person_ids = np.unique(person_col)
@@ -290,7 +309,8 @@ def tracks_to_arrays(tracks: pa.Table, objects: pa.Table | None = None, fps: flo
 
     object_ids, object_labels, object_boxes, object_holder = _object_arrays(objects, video_id, first_frame, n_frames)
     return TrackArrays(
-        video_id=video_id, fps=float(fps), frame_idx=frame_idx, times=times, shot_id=shot, segment=segment,
+        video_id=video_id, fps=float(fps), frame_idx=frame_idx, times=times,
+        end_times=frame_end_times(times, float(fps), clip_duration), shot_id=shot, segment=segment,
         person_ids=person_ids, present=present, body_box=body_box, head_box=head_box, gaze_type=gaze_type,
         gaze_id=gaze_id, gaze_conf=gaze_conf, gaze_point=gaze_point, pointing=pointing, point_conf=point_conf,
         point_type=point_type, point_id=point_id, hand_boxes=hand_boxes, hand_open=hand_open,

@@ -6,16 +6,25 @@ with the sampling rate."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 
 @dataclass(frozen=True)
 class EventConfig:
+    # settings removed from the stage: ignored when older run.json / YAML files still hold them
+    # (joint attention on a bare location was dropped: gaze that hits nothing is never shared attention)
+    RETIRED_KEYS: ClassVar[tuple[str, ...]] = (
+        "joint_attention_location_min_score", "joint_attention_min_score", "following_same_location",
+    )
+
     min_gaze_at_seconds: float = 0.5
     min_mutual_gaze_seconds: float = 1.0
     mutual_gaze_merge_gap_seconds: float = 1.5
     min_joint_attention_seconds: float = 0.5
     following_min_lag_seconds: float = 0.5
     following_max_lag_seconds: float = 2.0
+    # a follower who looked at the target this shortly before the leader's onset is returning, not following
+    following_unseen_before_seconds: float = 1.0
     capture_min_people: int = 3
     capture_window_seconds: float = 0.5
     shift_min_speed: float = 0.7  # gaze point relative to face centre, frame widths per second
@@ -26,9 +35,6 @@ class EventConfig:
     min_gesture_seconds: float = 0.3
     cross_adjacent_seconds: float = 3.0
     gaze_follows_gesture_window_seconds: float = 3.0
-    # joint attention on a location (no target box): the GRASP convergence score, stricter because gaze
-    # points that hit nothing are projections and 0.6 would accept points 0.34 of the frame apart
-    joint_attention_location_min_score: float = 0.85
     aversion_min_contact_seconds: float = 0.5  # eye contact must have lasted this long before it breaks
     aversion_min_hold_seconds: float = 0.5  # the partner keeps looking at least this long afterwards
     reach_min_extension: float = 0.8  # |wrist - shoulder| / arm length for an extended (reaching) arm

@@ -10,7 +10,7 @@ from events import kernels
 from events.arrays import GAZE_TARGET_TYPES, TrackArrays
 from events.records import Event, round_many, span, spans
 from events.support import interval_confidence, pooled_support, support_confidence
-from events.targets import CAMERA, PERSON, TARGET_CODES, UNKNOWN, target_columns
+from events.targets import CAMERA, OBJECT, PERSON, SCENE_TARGET_CODES, TARGET_CODES, UNKNOWN, target_columns
 from events.config import EventConfig
 
 
@@ -21,7 +21,7 @@ class GazeRelations:
     target_kind: np.ndarray  # (T,) gaze target type code of each target
     target_id: np.ndarray  # (T,) person_id / object_id (-1 for the camera)
     raw: np.ndarray  # (P, T, F) bool, as in the tracks
-    looking: np.ndarray  # (P, T, F) bool, smoothed (short gaps bridged, blips dropped)
+    looking: np.ndarray  # (P, T, F) bool, smoothed (short gaps bridged, blips dropped); one target per (P, F)
     runs: tuple[np.ndarray, np.ndarray, np.ndarray]  # runs of looking: (person * T + target, first, last frame)
 
     def index(self, kind: int, target_id: int) -> int:
@@ -46,10 +46,13 @@ def gaze_relations(arrays: TrackArrays, config: EventConfig) -> GazeRelations:
     target_index[names_a_thing] = np.searchsorted(unique_keys, key[names_a_thing])
     raw = kernels.target_occupancy(target_index, len(unique_keys))
     n_people, n_targets, n_frames = raw.shape
-    looking = kernels.smooth_runs(
-        raw.reshape(n_people * n_targets, n_frames), arrays.segment,
-        arrays.frames(config.smoothing_gap_seconds), arrays.min_frames(config.smoothing_blip_seconds),
-    ).reshape(raw.shape)
+    # smoothing works on each person's one target per frame, so a bridged gap never gives a frame a second
+    # target: a gap is bridged only over frames with no target (blinks, misses, flickers dropped as blips)
+    smoothed = kernels.smooth_labels(
+        target_index, arrays.segment, arrays.frames(config.smoothing_gap_seconds),
+        arrays.min_frames(config.smoothing_blip_seconds),
+    )
+    looking = kernels.target_occupancy(smoothed, n_targets)
     runs = kernels.extract_runs(looking.reshape(n_people * n_targets, n_frames), arrays.segment)
     return GazeRelations(target_kind=target_kind, target_id=target_id, raw=raw, looking=looking, runs=runs)
 
@@ -105,21 +108,96 @@ def _face_look_rows(arrays: TrackArrays, relations: GazeRelations) -> tuple[np.n
     return i, j, i * n_targets + face[j], j * n_targets + face[i]
 
 
-def detect_mutual_gaze(arrays: TrackArrays, relations: GazeRelations, config: EventConfig) -> list[Event]:
-    """A on B's face and B on A's face at once; gaps up to mutual_gaze_merge_gap_seconds merged."""
+@dataclass
+class Breaks:
+    """Where eye contact of a pair breaks into an aversion: one partner looks away (somewhere known) while
+    the other keeps looking. Arrays over the breaks; ``pair`` indexes the rows of _face_look_rows."""
+
+    pair: np.ndarray
+    contact_end: np.ndarray  # last frame of the unbroken contact before the break
+    start: np.ndarray  # first frame of the aversion (the frame after the contact)
+    end: np.ndarray  # last frame: the holder stops looking, or the averter looks back, whichever first
+    averter: np.ndarray  # people indices
+    holder: np.ndarray
+    holding: np.ndarray  # row (of the flattened relations) of the holder's look at the averter's face
+
+
+def _contact_breaks(arrays: TrackArrays, relations: GazeRelations, contact: np.ndarray, ij: np.ndarray,
+                    ji: np.ndarray, first_person: np.ndarray, second_person: np.ndarray, config: EventConfig) -> Breaks:
+    """Every break of an unbroken contact of at least aversion_min_contact_seconds after which one partner
+    looks away for at least aversion_min_hold_seconds while the other keeps looking at them. The aversion
+    ends when the holder stops looking or the averter looks back (the contact resumes), so an aversion
+    and the contact before or after it never overlap."""
+    n_frames, segment = arrays.n_frames, arrays.segment
+    looking = relations.looking.reshape(-1, n_frames)
+    pair, s, e = kernels.extract_runs(contact, segment)
+    b = e + 1
+    bb = np.minimum(b, n_frames - 1)
+    ij_b, ji_b = looking[ij[pair], bb], looking[ji[pair], bb]
+    # a long enough contact that one of them broke (both looking away together, or a pause, is no aversion)
+    ok = (e - s + 1 >= arrays.min_frames(config.aversion_min_contact_seconds)) & (b < n_frames)
+    ok &= (segment[bb] == segment[e]) & (ij_b != ji_b)
+    pair, e, b, i_averts = pair[ok], e[ok], b[ok], ~ij_b[ok]
+    averter = np.where(i_averts, first_person[pair], second_person[pair])
+    holder = np.where(i_averts, second_person[pair], first_person[pair])
+    holding = np.where(i_averts, ji[pair], ij[pair])  # the holder's look at the averter's face
+    returning = np.where(i_averts, ij[pair], ji[pair])  # the averter's look back at the holder's face
+    _, h = kernels.run_bounds(looking, segment, holding, b)
+    back, _ = kernels.run_bounds(looking, segment, returning, b)
+    looks_back = looking[returning, back] & (back > b)
+    h = np.where(looks_back, np.minimum(h, back - 1), h)
+    # the averter must still be there, looking somewhere known: leaving the frame is not aversion
+    ok = (h - b + 1 >= arrays.min_frames(config.aversion_min_hold_seconds)) & arrays.present[averter, b]
+    ok &= arrays.gaze_type[averter, b] != UNKNOWN
+    return Breaks(pair=pair[ok], contact_end=e[ok], start=b[ok], end=h[ok], averter=averter[ok], holder=holder[ok],
+                  holding=holding[ok])
+
+
+def detect_eye_contact(arrays: TrackArrays, relations: GazeRelations, config: EventConfig) -> list[Event]:
+    """mutual_gaze (A on B's face and B on A's face at once; gaps up to mutual_gaze_merge_gap_seconds
+    merged) and gaze_aversion (one partner breaks a reported eye contact while the other keeps looking).
+
+    An aversion ends the contact: the merge never bridges a gap that begins with an aversion, so the
+    contact before it is one mutual_gaze event, the aversion starts where that event ends, and a contact
+    that resumes after the averter looks back is a new event. An aversion needs the contact it breaks to
+    be a reported mutual_gaze event (a break of a contact too short to report breaks nothing). Nor does
+    the merge bridge a gap in which one of the pair makes eye contact with a third person: a person is in
+    one eye contact at a time."""
     first_person, second_person, ij, ji = _face_look_rows(arrays, relations)
     if not len(ij):
         return []
+    segment = arrays.segment
+    looking = relations.looking.reshape(-1, arrays.n_frames)
+    contact = looking[ij] & looking[ji]
+    breaks = _contact_breaks(arrays, relations, contact, ij, ji, first_person, second_person, config)
+    min_len = arrays.min_frames(config.min_mutual_gaze_seconds)
+    merged = kernels.smooth_runs(contact, segment, arrays.frames(config.mutual_gaze_merge_gap_seconds), 1)
+    # a bridged gap is undone whole when it begins with an aversion or when one of the pair makes eye
+    # contact with someone else in it (one eye contact per person at a time)
+    barrier = np.zeros_like(contact)
+    barrier[breaks.pair, breaks.start] = True
+    contacts_of = np.zeros((arrays.n_people, arrays.n_frames), np.int64)
+    np.add.at(contacts_of, first_person, contact)
+    np.add.at(contacts_of, second_person, contact)
+    barrier |= (contacts_of[first_person] - contact > 0) | (contacts_of[second_person] - contact > 0)
+    gap_rows, gap_starts, gap_ends = kernels.extract_runs(merged & ~contact, segment)
+    blocked, _ = kernels.interval_support(barrier, np.zeros((1, arrays.n_frames)), gap_rows,
+                                          np.zeros(len(gap_rows), np.int64), gap_starts, gap_ends)
+    for row, s, e in zip(gap_rows[blocked > 0].tolist(), gap_starts[blocked > 0].tolist(), gap_ends[blocked > 0].tolist()):
+        merged[row, s : e + 1] = False
+    # the long merge gap must not bridge a stretch where one of the pair is out of view
+    there = kernels.smooth_runs(arrays.present, segment, arrays.frames(config.smoothing_gap_seconds), 1)
+    merged = kernels.smooth_runs(merged & there[first_person] & there[second_person], segment, 0, min_len)
+    events = _mutual_gaze_events(arrays, relations, merged, first_person, second_person, ij, ji)
+    events += _aversion_events(arrays, relations, merged, breaks)
+    return events
+
+
+def _mutual_gaze_events(arrays: TrackArrays, relations: GazeRelations, merged: np.ndarray, first_person: np.ndarray,
+                        second_person: np.ndarray, ij: np.ndarray, ji: np.ndarray) -> list[Event]:
+    rows, starts, ends = kernels.extract_runs(merged, arrays.segment)
     looking = relations.looking.reshape(-1, arrays.n_frames)
     raw = relations.raw.reshape(-1, arrays.n_frames)
-    min_len = arrays.min_frames(config.min_mutual_gaze_seconds)
-    merged = kernels.smooth_runs(
-        looking[ij] & looking[ji], arrays.segment, arrays.frames(config.mutual_gaze_merge_gap_seconds), min_len
-    )
-    # the long merge gap must not bridge a stretch where one of the pair is out of view
-    there = kernels.smooth_runs(arrays.present, arrays.segment, arrays.frames(config.smoothing_gap_seconds), 1)
-    merged = kernels.smooth_runs(merged & there[first_person] & there[second_person], arrays.segment, 0, min_len)
-    rows, starts, ends = kernels.extract_runs(merged, arrays.segment)
     # the contact is seen where both look: the pair's raw row, weighted by each one's gaze confidence
     both_raw = raw[ij] & raw[ji]
     pair_people = np.stack([first_person, second_person], axis=1)
@@ -148,32 +226,16 @@ def detect_mutual_gaze(arrays: TrackArrays, relations: GazeRelations, config: Ev
     return events
 
 
-def detect_gaze_aversion(arrays: TrackArrays, relations: GazeRelations, config: EventConfig) -> list[Event]:
-    """Eye contact of at least aversion_min_contact_seconds ends because one partner looks away while the
-    other keeps looking for at least aversion_min_hold_seconds."""
-    first_person, second_person, ij, ji = _face_look_rows(arrays, relations)
-    if not len(ij):
-        return []
-    n_frames, segment = arrays.n_frames, arrays.segment
-    looking = relations.looking.reshape(-1, n_frames)
-    pair, s, e = kernels.extract_runs(looking[ij] & looking[ji], segment)
-    b = e + 1  # first frame after the contact
-    bb = np.minimum(b, n_frames - 1)
-    ij_b, ji_b = looking[ij[pair], bb], looking[ji[pair], bb]
-    # a long enough contact that one of them broke (both looking away together, or a pause, is no aversion)
-    ok = (e - s + 1 >= arrays.min_frames(config.aversion_min_contact_seconds)) & (b < n_frames)
-    ok &= (segment[bb] == segment[e]) & (ij_b != ji_b)
-    pair, s, e, b, i_averts = pair[ok], s[ok], e[ok], b[ok], ~ij_b[ok]
-    averter = np.where(i_averts, first_person[pair], second_person[pair])
-    holder = np.where(i_averts, second_person[pair], first_person[pair])
-    holding = np.where(i_averts, ji[pair], ij[pair])  # the holder's look at the averter's face
-    _, h = kernels.run_bounds(looking, segment, holding, b)
-    # the averter must still be there, looking somewhere known: leaving the frame is not aversion
-    ok = (h - b + 1 >= arrays.min_frames(config.aversion_min_hold_seconds)) & arrays.present[averter, b]
-    ok &= arrays.gaze_type[averter, b] != UNKNOWN
-    s, e, b, h, averter, holder, holding = s[ok], e[ok], b[ok], h[ok], averter[ok], holder[ok], holding[ok]
-    confidence = support_confidence(*pooled_support(relations.raw.reshape(-1, n_frames), arrays.gaze_conf, holding, holder, b, h))
-    contact_seconds = round_many((arrays.times[e] + 1.0 / arrays.fps) - arrays.times[s], 4)
+def _aversion_events(arrays: TrackArrays, relations: GazeRelations, merged: np.ndarray, breaks: Breaks) -> list[Event]:
+    """gaze_aversion events of the breaks that end a reported eye contact (``merged``: the pairs' final
+    mutual_gaze frames); the contact's start and length in details are those of that mutual_gaze event."""
+    reported = merged[breaks.pair, breaks.contact_end]
+    pair, e, b, h = breaks.pair[reported], breaks.contact_end[reported], breaks.start[reported], breaks.end[reported]
+    averter, holder, holding = breaks.averter[reported], breaks.holder[reported], breaks.holding[reported]
+    s, _ = kernels.run_bounds(merged, arrays.segment, pair, e)
+    confidence = support_confidence(*pooled_support(
+        relations.raw.reshape(-1, arrays.n_frames), arrays.gaze_conf, holding, holder, b, h))
+    contact_seconds = round_many(arrays.end_times[e] - arrays.times[s], 4)
     contact_start = arrays.times[s].tolist()
     averter_ids, holder_ids = arrays.person_ids[averter].tolist(), arrays.person_ids[holder].tolist()
     new_kinds, new_ids = arrays.gaze_type[averter, b].tolist(), arrays.gaze_id[averter, b].tolist()
@@ -195,49 +257,49 @@ def detect_gaze_aversion(arrays: TrackArrays, relations: GazeRelations, config: 
 
 
 def detect_joint_attention(arrays: TrackArrays, relations: GazeRelations, config: EventConfig) -> list[Event]:
-    """Two or more people on the same target, or (no target box) gaze points converging on one place."""
-    events = []
+    """Two or more people on the same thing in the scene: a person, someone's hands, an object. The camera
+    and gaze that hits nothing are never shared attention (people looking into the lens attend to the
+    viewer, not to each other's focus; points that hit nothing are ray projections). persons_involved =
+    everyone looking at the event's first frame. Each frame of the event has two or more people on it."""
     n_people, n_targets, n_frames = relations.looking.shape
+    in_scene = np.nonzero(np.isin(relations.target_kind, SCENE_TARGET_CODES))[0]
+    if not len(in_scene):
+        return []
     min_len = arrays.min_frames(config.min_joint_attention_seconds)
-    gap, blip = arrays.frames(config.smoothing_gap_seconds), arrays.min_frames(config.smoothing_blip_seconds)
-    if n_targets:
-        shared = kernels.smooth_runs(relations.looking.sum(axis=0) >= 2, arrays.segment, gap, blip)
-        rows, starts, ends = kernels.extract_runs(shared, arrays.segment)
-        keep = ends - starts + 1 >= min_len
-        targets, starts, ends = rows[keep], starts[keep], ends[keep]
-        # per candidate event and person: looking at its first frame, and frames looking within it
-        everyone = np.arange(n_people)
-        at_first = relations.looking[:, targets, starts].T  # (N, P)
-        looked, _ = kernels.interval_support(
-            relations.looking.reshape(-1, n_frames), arrays.gaze_conf, (everyone[None, :] * n_targets + targets[:, None]).ravel(),
-            np.tile(everyone, len(targets)), np.repeat(starts, n_people), np.repeat(ends, n_people),
-        )
-        looked = looked.reshape(-1, n_people)
-        # the group: who looks at the first frame; when that is not two people (the group formed inside a
-        # bridged gap), who looks most of the time
-        majority = looked / (ends - starts + 1)[:, None] >= 0.5
-        group = np.where((at_first.sum(axis=1) >= 2)[:, None], at_first, majority)
-        formed = group.sum(axis=1) >= 2
-        targets, starts, ends, group, looked = targets[formed], starts[formed], ends[formed], group[formed], looked[formed]
-        event, people = np.nonzero(group)
-        k_of = targets[event]
-        counts, sums, size = pooled_support(
-            relations.raw.reshape(-1, n_frames), arrays.gaze_conf, people * n_targets + k_of, people,
-            starts[event], ends[event], event, len(targets),
-        )
-        confidence = support_confidence(counts, sums, size)
-        t0s, t1s = spans(arrays, starts, ends)
-        for n, (k, s, e) in enumerate(zip(targets.tolist(), starts.tolist(), ends.tolist())):
-            details = _target_details(relations, k)
-            details["joined_later"] = arrays.person_ids[(looked[n] > 0) & ~group[n]].tolist()
-            events.append(Event(
-                source="gaze", event_type="joint_attention", start=s, end=e, start_time=t0s[n], end_time=t1s[n],
-                persons=tuple(arrays.person_ids[group[n]].tolist()), confidence=confidence[n], details=details,
-                **_target_fields(arrays, relations, k),
-            ))
-    events = _merge_moving_focus(arrays, events, gap)
-    events += _location_joint_attention(arrays, config, min_len, gap, blip)
-    return events
+    # frames where two or more look (each person's looks are already smoothed): not bridged again, so the
+    # shared focus never covers a frame where a member's one gaze target is something else
+    shared = relations.looking[:, in_scene].sum(axis=0) >= 2
+    rows, starts, ends = kernels.extract_runs(shared, arrays.segment)
+    keep = ends - starts + 1 >= min_len
+    targets, starts, ends = in_scene[rows[keep]], starts[keep], ends[keep]
+    # per candidate event and person: looking at its first frame, and frames looking within it
+    everyone = np.arange(n_people)
+    group = relations.looking[:, targets, starts].T  # (N, P)
+    looked, _ = kernels.interval_support(
+        relations.looking.reshape(-1, n_frames), arrays.gaze_conf, (everyone[None, :] * n_targets + targets[:, None]).ravel(),
+        np.tile(everyone, len(targets)), np.repeat(starts, n_people), np.repeat(ends, n_people),
+    )
+    looked = looked.reshape(-1, n_people)
+    event, people = np.nonzero(group)
+    k_of = targets[event]
+    counts, sums, size = pooled_support(
+        relations.raw.reshape(-1, n_frames), arrays.gaze_conf, people * n_targets + k_of, people,
+        starts[event], ends[event], event, len(targets),
+    )
+    confidence = support_confidence(counts, sums, size)
+    t0s, t1s = spans(arrays, starts, ends)
+    events = []
+    for n, (k, s, e) in enumerate(zip(targets.tolist(), starts.tolist(), ends.tolist())):
+        details = _target_details(relations, k)
+        details["joined_later"] = arrays.person_ids[(looked[n] > 0) & ~group[n]].tolist()
+        events.append(Event(
+            source="gaze", event_type="joint_attention", start=s, end=e, start_time=t0s[n], end_time=t1s[n],
+            persons=tuple(arrays.person_ids[group[n]].tolist()), confidence=confidence[n], details=details,
+            **_target_fields(arrays, relations, k),
+        ))
+    # only a focus that moves without a break stays one event: a stretch in which the group shares nothing
+    # (each on their own target) is no joint attention, however short
+    return _merge_moving_focus(arrays, events, 0)
 
 
 def _merge_moving_focus(arrays: TrackArrays, events: list[Event], gap: int) -> list[Event]:
@@ -271,45 +333,6 @@ def _merge_moving_focus(arrays: TrackArrays, events: list[Event], gap: int) -> l
     return merged
 
 
-def _location_joint_attention(arrays: TrackArrays, config: EventConfig, min_len: int, gap: int, blip: int) -> list[Event]:
-    """Pairs whose gaze hits no target box yet lands on one place: GRASP's convergence score
-    exp(-3 x median distance to centroid); for two points the median distance is half their distance."""
-    if arrays.n_people < 2:
-        return []
-    valid = (
-        arrays.present & (arrays.gaze_type == GAZE_TARGET_TYPES.index("elsewhere"))
-        & ~np.isnan(arrays.gaze_point).any(-1) & (arrays.gaze_conf > 0)
-    )
-    max_distance = 2.0 * -np.log(config.joint_attention_location_min_score) / 3.0
-    raw = kernels.pairwise_convergence(arrays.gaze_point, valid, max_distance)
-    smooth = kernels.smooth_runs(raw, arrays.segment, gap, blip)
-    rows, starts, ends = kernels.extract_runs(smooth, arrays.segment)
-    keep = ends - starts + 1 >= min_len
-    rows, starts, ends = rows[keep], starts[keep], ends[keep]
-    first, second = np.triu_indices(arrays.n_people, k=1)
-    pair_of = np.stack([first[rows], second[rows]], axis=1).astype(np.int64)  # (N, 2)
-    counts, sums, size = pooled_support(
-        raw, arrays.gaze_conf, np.repeat(rows, 2), pair_of.ravel(), np.repeat(starts, 2), np.repeat(ends, 2),
-        np.repeat(np.arange(len(rows)), 2), len(rows),
-    )
-    confidence = support_confidence(counts, sums, size)
-    t0s, t1s = spans(arrays, starts, ends)
-    fields = target_columns(arrays, "location", None)
-    events = []
-    for n, (row, s, e) in enumerate(zip(rows.tolist(), starts.tolist(), ends.tolist())):
-        pair = pair_of[n].tolist()
-        points = arrays.gaze_point[pair, s : e + 1][:, raw[row, s : e + 1]].reshape(-1, 2)
-        centre = points.mean(axis=0) if len(points) else np.array([np.nan, np.nan])
-        events.append(Event(
-            source="gaze", event_type="joint_attention", start=s, end=e, start_time=t0s[n], end_time=t1s[n],
-            persons=tuple(int(arrays.person_ids[p]) for p in pair), confidence=confidence[n],
-            details={"target_type": "location", "target_id": None,
-                     "location": [round(float(c), 4) for c in centre], "joined_later": []},
-            **fields,
-        ))
-    return events
-
-
 @dataclass
 class Onsets:
     """Moments a person starts a stable look at a target they were not looking at, with a known gaze just
@@ -338,17 +361,32 @@ def gaze_onsets(arrays: TrackArrays, relations: GazeRelations, config: EventConf
 
 
 def detect_gaze_following(arrays: TrackArrays, relations: GazeRelations, onsets: Onsets, config: EventConfig) -> list[Event]:
-    """Leader starts looking at a target; a follower who was not looking at it turns to it
-    following_min_lag_seconds..following_max_lag_seconds later while the leader still looks."""
+    """Leader starts looking at a thing in the scene (a person, hands, an object); a follower turns to it
+    following_min_lag_seconds..following_max_lag_seconds later while the leader still looks. The follower
+    must not have looked at it from following_unseen_before_seconds before the leader's onset until their
+    own (returning to a target is not following), and the target is never the follower's own face or
+    hands (someone looking at their own hands after another does is not following that gaze)."""
     leader = kernels.match_following(
         onsets.target, onsets.frame, onsets.person, relations.looking, arrays.times, arrays.segment,
         config.following_min_lag_seconds, config.following_max_lag_seconds,
     )
     follower = np.nonzero(leader >= 0)[0]
+    k = onsets.target[follower]
+    fp = onsets.person[follower]
+    in_scene = np.isin(relations.target_kind[k], SCENE_TARGET_CODES)
+    owned = relations.target_kind[k] != OBJECT  # person and hands targets carry their owner's person_id
+    own = owned & (arrays.person_ids[fp] == relations.target_id[k])
+    follower = follower[in_scene & ~own]
     first = leader[follower]
     k = onsets.target[follower]
     lp, fp = onsets.person[first], onsets.person[follower]
     s, e = onsets.frame[first], onsets.frame[follower]
+    # the follower did not look at the target shortly before the leader's onset (within the shot) nor since
+    seen_from = np.maximum(s - arrays.frames(config.following_unseen_before_seconds), segment_first_frames(arrays)[s])
+    looked, _ = kernels.interval_support(relations.looking.reshape(-1, arrays.n_frames), arrays.gaze_conf,
+                                         fp * relations.looking.shape[1] + k, fp, seen_from, e - 1)
+    fresh = looked == 0
+    follower, first, k, lp, fp, s, e = (v[fresh] for v in (follower, first, k, lp, fp, s, e))
     # support of the leader's look up to the follower's onset, and of the follower's look
     n_targets, raw = relations.raw.shape[1], relations.raw.reshape(-1, arrays.n_frames)
     lead_conf = support_confidence(*pooled_support(raw, arrays.gaze_conf, lp * n_targets + k, lp, s, e))
@@ -371,7 +409,10 @@ def detect_gaze_following(arrays: TrackArrays, relations: GazeRelations, onsets:
 
 
 def detect_attention_capture(arrays: TrackArrays, relations: GazeRelations, onsets: Onsets, config: EventConfig) -> list[Event]:
-    """At least capture_min_people people shift onto the same new target within capture_window_seconds."""
+    """At least capture_min_people people shift onto the same new thing in the scene within
+    capture_window_seconds (several people turning to the camera is no capture by someone in the scene)."""
+    in_scene = np.isin(relations.target_kind[onsets.target], SCENE_TARGET_CODES)  # not turning to the lens
+    onsets = Onsets(**{name: getattr(onsets, name)[in_scene] for name in ("target", "frame", "person", "end")})
     n = len(onsets.frame)
     need = config.capture_min_people
     if n < need:
@@ -418,6 +459,21 @@ def detect_attention_capture(arrays: TrackArrays, relations: GazeRelations, onse
     return events
 
 
+def segment_bounds(arrays: TrackArrays) -> tuple[np.ndarray, np.ndarray]:
+    """First and last frame of every segment (shot), indexed by segment label."""
+    frame_numbers = np.arange(arrays.n_frames)
+    segment_first = np.full(int(arrays.segment.max(initial=0)) + 1, arrays.n_frames)
+    np.minimum.at(segment_first, arrays.segment, frame_numbers)
+    segment_last = np.zeros_like(segment_first)
+    np.maximum.at(segment_last, arrays.segment, frame_numbers)
+    return segment_first, segment_last
+
+
+def segment_first_frames(arrays: TrackArrays) -> np.ndarray:
+    """(F,) the first frame of each frame's segment."""
+    return segment_bounds(arrays)[0][arrays.segment]
+
+
 def head_relative_gaze(arrays: TrackArrays) -> tuple[np.ndarray, np.ndarray]:
     """Gaze point minus head centre (camera motion cancels), and where it is defined."""
     centre = 0.5 * (arrays.head_box[..., :2] + arrays.head_box[..., 2:])
@@ -434,11 +490,7 @@ def detect_sudden_gaze_shift(arrays: TrackArrays, config: EventConfig) -> list[E
     moving = kernels.gaze_moving(relative, valid, arrays.times, arrays.segment, config.shift_min_speed)
     rows, starts, ends = kernels.extract_runs(moving, arrays.segment)
     min_amplitude = config.shift_min_speed * config.shift_min_seconds
-    frame_numbers = np.arange(arrays.n_frames)
-    segment_first = np.full(int(arrays.segment.max(initial=0)) + 1, arrays.n_frames)
-    np.minimum.at(segment_first, arrays.segment, frame_numbers)
-    segment_last = np.zeros_like(segment_first)
-    np.maximum.at(segment_last, arrays.segment, frame_numbers)
+    segment_first, segment_last = segment_bounds(arrays)
     # the movement of run (p, a..b) goes from frame a-1 to frame b
     p, before, b = rows, starts - 1, ends
     amplitude = np.hypot(*(relative[p, b] - relative[p, before]).T)
@@ -449,7 +501,7 @@ def detect_sudden_gaze_shift(arrays: TrackArrays, config: EventConfig) -> list[E
     half = 0.5 * np.maximum(duration, config.shift_min_seconds)
     seg_first, seg_last = segment_first[arrays.segment[b]], segment_last[arrays.segment[b]]
     t0 = np.maximum(centre - half, arrays.times[seg_first])
-    t1 = np.minimum(centre + half, arrays.times[seg_last] + 1.0 / arrays.fps)
+    t1 = np.minimum(centre + half, arrays.end_times[seg_last])
     s = np.clip(np.searchsorted(arrays.times, t0 - 1e-9), seg_first, seg_last)
     e = np.clip(np.searchsorted(arrays.times, t1 - 1e-9) - 1, s, seg_last)
     moving_frames = duration > 0
@@ -482,8 +534,7 @@ def detect_gaze_events(arrays: TrackArrays, config: EventConfig) -> tuple[list[E
     relations = gaze_relations(arrays, config)
     onsets = gaze_onsets(arrays, relations, config)
     events = detect_gaze_at(arrays, relations, config)
-    events += detect_mutual_gaze(arrays, relations, config)
-    events += detect_gaze_aversion(arrays, relations, config)
+    events += detect_eye_contact(arrays, relations, config)
     events += detect_joint_attention(arrays, relations, config)
     events += detect_gaze_following(arrays, relations, onsets, config)
     events += detect_attention_capture(arrays, relations, onsets, config)

@@ -75,6 +75,89 @@ def smooth_runs_numpy(mask: np.ndarray, segment: np.ndarray, max_gap: int, min_r
     return out & ~too_short
 
 
+@njit(cache=True)
+def _bridge_labels(out: np.ndarray, segment: np.ndarray, max_gap: int) -> None:
+    """In place: a gap of at most ``max_gap`` unlabelled (-1) frames between two frames of the same label
+    and segment takes that label. A gap holding another label is never bridged."""
+    n_rows, n_frames = out.shape
+    for r in range(n_rows):
+        last = -1  # the last labelled frame so far
+        for f in range(n_frames):
+            k = out[r, f]
+            if k < 0:
+                continue
+            if last >= 0 and f - last > 1 and f - last - 1 <= max_gap and out[r, last] == k and segment[last] == segment[f]:
+                for g in range(last + 1, f):
+                    out[r, g] = k
+            last = f
+
+
+@njit(cache=True)
+def _drop_short_labels(out: np.ndarray, segment: np.ndarray, min_run: int) -> None:
+    """In place: runs of one label within one segment shorter than ``min_run`` frames become -1."""
+    n_rows, n_frames = out.shape
+    for r in range(n_rows):
+        f = 0
+        while f < n_frames:
+            k = out[r, f]
+            if k >= 0:
+                start = f
+                while f + 1 < n_frames and out[r, f + 1] == k and segment[f + 1] == segment[start]:
+                    f += 1
+                if f - start + 1 < min_run:
+                    for g in range(start, f + 1):
+                        out[r, g] = -1
+            f += 1
+
+
+@njit(cache=True)
+def smooth_labels(labels: np.ndarray, segment: np.ndarray, max_gap: int, min_run: int) -> np.ndarray:
+    """One label per row and frame (-1 = none), smoothed without ever giving a frame two labels: bridge
+    gaps of at most ``max_gap`` unlabelled frames between equal labels, drop runs shorter than ``min_run``
+    frames (a flicker to another target), then bridge again (over the dropped flickers). ``labels`` (R, F)
+    int64; returns a new (R, F) int64. Where labels never compete this equals :func:`smooth_runs` of each
+    label's mask; where they do, a gap holding another label's run that survives is not bridged."""
+    out = labels.copy()
+    _bridge_labels(out, segment, max_gap)
+    _drop_short_labels(out, segment, min_run)
+    _bridge_labels(out, segment, max_gap)
+    return out
+
+
+def _bridge_labels_numpy(out: np.ndarray, segment: np.ndarray, max_gap: int) -> np.ndarray:
+    n_rows, n_frames = out.shape
+    frames = np.broadcast_to(np.arange(n_frames), out.shape)
+    labelled = out >= 0
+    prev = np.maximum.accumulate(np.where(labelled, frames, -1), axis=1)
+    nxt = np.minimum.accumulate(np.where(labelled, frames, n_frames)[:, ::-1], axis=1)[:, ::-1]
+    rows = np.broadcast_to(np.arange(n_rows)[:, None], out.shape)
+    fill = ~labelled & (prev >= 0) & (nxt < n_frames)
+    p, n = np.where(fill, prev, 0), np.where(fill, nxt, 0)
+    fill &= (n - p - 1 <= max_gap) & (out[rows, p] == out[rows, n]) & (segment[p] == segment[n])
+    return np.where(fill, out[rows, p], out)
+
+
+def _drop_short_labels_numpy(out: np.ndarray, segment: np.ndarray, min_run: int) -> np.ndarray:
+    labelled = out >= 0
+    continues = np.zeros_like(labelled)
+    continues[:, 1:] = labelled[:, 1:] & (out[:, 1:] == out[:, :-1]) & (segment[1:] == segment[:-1])[None, :]
+    starts = labelled & ~continues
+    run_id = np.cumsum(starts.ravel()).reshape(out.shape) - 1
+    lengths = np.bincount(run_id[labelled], minlength=max(int(starts.sum()), 1))
+    short = np.zeros_like(labelled)
+    short[labelled] = lengths[run_id[labelled]] < min_run
+    return np.where(short, -1, out)
+
+
+def smooth_labels_numpy(labels: np.ndarray, segment: np.ndarray, max_gap: int, min_run: int) -> np.ndarray:
+    """NumPy twin of :func:`smooth_labels`."""
+    if labels.shape[1] == 0:
+        return labels.copy()
+    out = _bridge_labels_numpy(labels, segment, max_gap)
+    out = _drop_short_labels_numpy(out, segment, min_run)
+    return _bridge_labels_numpy(out, segment, max_gap).astype(np.int64)
+
+
 # --------------------------------------------------------------------------------------------------
 # 2. interval extraction
 
@@ -168,36 +251,6 @@ def target_occupancy(target_index: np.ndarray, n_targets: int) -> np.ndarray:
 def target_occupancy_numpy(target_index: np.ndarray, n_targets: int) -> np.ndarray:
     """NumPy twin of :func:`target_occupancy`."""
     return target_index[:, None, :] == np.arange(n_targets)[None, :, None]
-
-
-# --------------------------------------------------------------------------------------------------
-# 4. joint attention without a target box: pairs of gaze points that converge
-
-
-@njit(cache=True)
-def pairwise_convergence(points: np.ndarray, valid: np.ndarray, max_distance: float) -> np.ndarray:
-    """For every pair i < j (row order (0,1), (0,2), ..., (1,2), ...) and frame: both gaze points valid and
-    closer than ``max_distance``. ``points`` (P, F, 2) float64, ``valid`` (P, F) bool -> (P(P-1)/2, F) bool."""
-    n_people, n_frames = valid.shape
-    out = np.empty((n_people * (n_people - 1) // 2, n_frames), np.bool_)
-    limit = max_distance * max_distance
-    k = 0
-    for i in range(n_people):
-        for j in range(i + 1, n_people):
-            for f in range(n_frames):  # branch-free, so the loop vectorises (NaN points compare False)
-                dx = points[i, f, 0] - points[j, f, 0]
-                dy = points[i, f, 1] - points[j, f, 1]
-                out[k, f] = valid[i, f] & valid[j, f] & (dx * dx + dy * dy <= limit)
-            k += 1
-    return out
-
-
-def pairwise_convergence_numpy(points: np.ndarray, valid: np.ndarray, max_distance: float) -> np.ndarray:
-    """NumPy twin of :func:`pairwise_convergence`."""
-    first, second = np.triu_indices(valid.shape[0], k=1)
-    delta = points[first] - points[second]
-    close = delta[..., 0] * delta[..., 0] + delta[..., 1] * delta[..., 1] <= max_distance * max_distance
-    return close & valid[first] & valid[second]
 
 
 # --------------------------------------------------------------------------------------------------

@@ -37,14 +37,14 @@ class Event:
 
 
 def span(arrays: TrackArrays, start: int, end: int) -> tuple[float, float]:
-    """Times of a frame interval: from the first frame's time to one sampling step after the last frame
-    (each sampled frame stands for the time until the next sample)."""
-    return float(arrays.times[start]), float(arrays.times[end] + 1.0 / arrays.fps)
+    """Times of a frame interval: from the first frame's time to the end of the last frame's stretch of time
+    (one sampling step after it, bounded by the next sample and the clip's end: arrays.frame_end_times)."""
+    return float(arrays.times[start]), float(arrays.end_times[end])
 
 
 def spans(arrays: TrackArrays, starts: np.ndarray, ends: np.ndarray) -> tuple[list[float], list[float]]:
     """:func:`span` of many frame intervals at once, as lists of Python floats."""
-    return arrays.times[starts].tolist(), (arrays.times[ends] + 1.0 / arrays.fps).tolist()
+    return arrays.times[starts].tolist(), arrays.end_times[ends].tolist()
 
 
 _DETAILS_JSON = json.JSONEncoder(sort_keys=True)  # same text as json.dumps(..., sort_keys=True), built once

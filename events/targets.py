@@ -9,6 +9,9 @@ from events.arrays import GAZE_CODE, TrackArrays
 PERSON, HANDS, OBJECT, CAMERA = GAZE_CODE["person"], GAZE_CODE["hands"], GAZE_CODE["object"], GAZE_CODE["camera"]
 ELSEWHERE, UNKNOWN = GAZE_CODE["elsewhere"], GAZE_CODE["unknown"]
 TARGET_CODES = (PERSON, HANDS, OBJECT, CAMERA)  # gaze targets that name a thing; the rest are none
+# things in the scene that people can share attention on or follow a gaze to (not the camera: looking
+# into the lens is attending to the viewer, whom nobody else in the scene can look at)
+SCENE_TARGET_CODES = (PERSON, HANDS, OBJECT)
 
 
 def object_label(arrays: TrackArrays, object_id: int) -> str:

@@ -118,6 +118,8 @@ def _merge(obj: Any, updates: Mapping[str, Any]) -> Any:
     names = {f.name: f for f in dataclasses.fields(obj)}
     changes = {}
     for key, value in updates.items():
+        if key not in names and key in getattr(type(obj), "RETIRED_KEYS", ()):
+            continue  # a setting the stage no longer has, still in older run.json / YAML files
         if key not in names:
             raise ValueError(f"unknown config key {key!r} in {type(obj).__name__}; known: {sorted(names)}")
         current = getattr(obj, key)

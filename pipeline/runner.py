@@ -34,11 +34,14 @@ PACKAGES_RECORDED = (
 
 # --- per-clip work (shared by every executor) ---------------------------------------------------
 
-def derive_events(tracks: pa.Table, objects: Optional[pa.Table], config: Config) -> pa.Table:
-    """The events stage: one video's tracks (and objects) -> its events table."""
+def derive_events(tracks: pa.Table, objects: Optional[pa.Table], config: Config, clip_duration: Optional[float]) -> pa.Table:
+    """The events stage: one video's tracks (and objects) -> its events table, every event inside
+    [0, clip_duration] (the probed duration recorded in the clip's status; 0 or None when the headers
+    did not say, and then the tracks' last frame bounds the events)."""
     from events import detect_events
 
-    return detect_events(tracks, config.events, objects=objects, fps=config.sampling.fps)
+    known = clip_duration if clip_duration and clip_duration > 0 else None
+    return detect_events(tracks, config.events, objects=objects, fps=config.sampling.fps, clip_duration=known)
 
 
 def derive_qa(events: pa.Table, tracks: pa.Table, config: Config, clip_duration: Optional[float],
@@ -80,7 +83,7 @@ def error_message(uri: str, exc: BaseException) -> str:
 def finish_clip(result: PerceptionResult, config: Config, store: OutputStore, started: float) -> dict:
     """Events + QA for a perceived clip, write its tables, then its status file last."""
     t0 = time.perf_counter()
-    events = derive_events(result.tracks, result.objects, config)
+    events = derive_events(result.tracks, result.objects, config, result.info.duration_s)
     shots = None
     if result.frames is not None:
         shots = shots_from_frames(result.frames.column("t").to_numpy(), result.frames.column("shot_id").to_numpy(),
@@ -255,7 +258,7 @@ def recompute_tables(store: OutputStore, config: Config, with_events: bool) -> l
             raise FileNotFoundError(f"{store.partition_file('tracks', video_id)}: missing tracks for an ok clip")
         if with_events:
             objects = store.read_video_table("objects", video_id)
-            events = derive_events(tracks, objects, config)
+            events = derive_events(tracks, objects, config, status.get("duration_s"))
             store.write_table("events", video_id, events)
         else:
             events = store.read_video_table("events", video_id)

@@ -276,6 +276,9 @@ class Scenario:
     def shot_at(self, t: float) -> int:
         return int(np.searchsorted(self.cuts, t, side="right"))
 
+    def _shot_start(self, t: float) -> float:
+        return max([0.0] + [c for c in self.cuts if c <= t])
+
     # --- tables --------------------------------------------------------------------------------
 
     def frame_times(self, fps: float) -> np.ndarray:
@@ -412,22 +415,39 @@ class Scenario:
                 if s.end - s.start >= cfg.min_gaze_at_seconds:
                     truth.append(TruthEvent("gaze_at", s.start, s.end, (p,), initiator=p, target=_key(s.target)))
         # mutual gaze and aversion
-        for a in range(len(self.people)):
-            for b in range(a + 1, len(self.people)):
+        def contacts_of(a: int, b: int) -> list:
+            ab = [s for s in named[a] if s.target == ("person", b)]
+            ba = [s for s in named[b] if s.target == ("person", a)]
+            return [(max(x.start, y.start), min(x.end, y.end), x, y) for x in ab for y in ba
+                    if min(x.end, y.end) > max(x.start, y.start)]
+
+        n = len(self.people)
+        for a in range(n):
+            for b in range(a + 1, n):
                 ab = [s for s in named[a] if s.target == ("person", b)]
                 ba = [s for s in named[b] if s.target == ("person", a)]
-                contacts = [(max(x.start, y.start), min(x.end, y.end), x, y) for x in ab for y in ba
-                            if min(x.end, y.end) > max(x.start, y.start)]
-                barriers = self.cuts + [v for q in (a, b) for span_ in self.people[q].absent for v in span_]
-                for s, e, x, y in _merge(contacts, cfg.mutual_gaze_merge_gap_seconds, barriers):
-                    if e - s >= cfg.min_mutual_gaze_seconds:
-                        truth.append(TruthEvent("mutual_gaze", s, e, (a, b)))
+                contacts = contacts_of(a, b)
+                # eye contact of either with a third person: never merged over (one contact at a time)
+                elsewhere = [c[0] for p in (a, b) for q in range(n) if q not in (a, b) for c in contacts_of(min(p, q), max(p, q))]
+                # an aversion: one breaks the contact while the other keeps looking, until the holder stops
+                # or the averter looks back; it ends the contact (the merge never bridges it)
+                aversions = []
                 for s, e, x, y in contacts:
                     if e - s < cfg.aversion_min_contact_seconds or abs(x.end - y.end) < 1e-9:
                         continue
-                    averter, holder, hold = (a, b, y) if x.end < y.end else (b, a, x)
-                    if hold.end - e >= cfg.aversion_min_hold_seconds and e not in self.cuts:
-                        truth.append(TruthEvent("gaze_aversion", e, hold.end, (a, b), initiator=averter, target_person=holder))
+                    averter, holder, hold, again = (a, b, y, ab) if x.end < y.end else (b, a, x, ba)
+                    end = min([hold.end] + [z.start for z in again if z.start >= e])
+                    if end - e >= cfg.aversion_min_hold_seconds and e not in self.cuts:
+                        aversions.append((e, end, averter, holder))
+                barriers = self.cuts + [v for q in (a, b) for span_ in self.people[q].absent for v in span_]
+                reported = []
+                for s, e, x, y in _merge(contacts, cfg.mutual_gaze_merge_gap_seconds, barriers + elsewhere + [v[0] for v in aversions]):
+                    if e - s >= cfg.min_mutual_gaze_seconds:
+                        truth.append(TruthEvent("mutual_gaze", s, e, (a, b)))
+                        reported.append(e)
+                for e, end, averter, holder in aversions:
+                    if any(abs(e - r) < 1e-9 for r in reported):  # only a reported contact can be broken
+                        truth.append(TruthEvent("gaze_aversion", e, end, (a, b), initiator=averter, target_person=holder))
         truth += self._joint_attention(named, cfg)
         truth += self._following_and_capture(named, cfg)
         truth += self._shifts(cfg)
@@ -437,7 +457,7 @@ class Scenario:
 
     def _joint_attention(self, named, cfg) -> list[TruthEvent]:
         out = []
-        targets = {s.target for segs in named.values() for s in segs}
+        targets = {s.target for segs in named.values() for s in segs if s.target[0] != "camera"}  # scene things only
         for target in sorted(targets, key=str):
             marks = sorted({v for segs in named.values() for s in segs if s.target == target for v in (s.start, s.end)})
             spans = []
@@ -462,16 +482,22 @@ class Scenario:
                 if known_before and s.end - s.start >= cfg.min_gaze_at_seconds:
                     onsets.append((s.target, s.start, p, s.end))
         out = []
-        for target in {o[0] for o in onsets}:
+        for target in {o[0] for o in onsets if o[0][0] != "camera"}:  # following and capture: scene things only
             mine = sorted([o for o in onsets if o[0] == target], key=lambda o: (o[1], o[2]))
             looking = lambda p, t: any(s.target == target and s.start <= t < s.end for s in named[p])  # noqa: E731
+            def looked(p, t0, t1):
+                return any(s.target == target and s.start < t1 - 1e-9 and s.end > t0 + 1e-9 for s in named[p])
+
             for i, (_, t_f, p_f, _) in enumerate(mine):
+                if target[0] in ("person", "hands") and target[1] == p_f:
+                    continue  # onto one's own face or hands is no following
                 for _, t_l, p_l, end_l in reversed(mine[:i]):
                     lag = t_f - t_l
                     if lag > cfg.following_max_lag_seconds + 1e-9:
                         break
                     if p_l != p_f and lag >= cfg.following_min_lag_seconds - 1e-9 and looking(p_l, t_f) \
-                            and not looking(p_f, t_l) and self.shot_at(t_l) == self.shot_at(t_f):
+                            and not looked(p_f, max(t_l - cfg.following_unseen_before_seconds, self._shot_start(t_l)), t_f) \
+                            and self.shot_at(t_l) == self.shot_at(t_f):
                         out.append(TruthEvent("gaze_following", t_l, t_f, tuple(sorted((p_l, p_f))), initiator=p_l,
                                               target=_key(target), leader=p_l, follower=p_f))
                         break
