@@ -115,7 +115,8 @@ def gaze_from_face_mesh(
     head_pitch_bias_deg: float = 0.0,
 ) -> GazeEstimate | None:
     """Gaze from 478 face-mesh landmarks (with iris) in frame pixels: head pose by solvePnP against the
-    canonical face, turned by ``iris_weight`` x the eye-in-head angle the iris offset implies.
+    canonical face, turned by ``iris_weight`` x the eye-in-head angle the iris offset implies (less as
+    the lids close: they hide the iris) and down by the lid cue.
     ``head_pitch_bias_deg`` is how far below the true head direction the generic face model reads (its
     nose and chin sit differently from most real faces); the direction is turned up by that much.
     Origin = midpoint of the two eyes. Confidence = face score x fit quality of the head model."""
@@ -127,8 +128,11 @@ def gaze_from_face_mesh(
         return None
     rotation, error = solved
     yaw_offset, pitch_offset = iris_offsets(mesh_px)
-    eye_yaw = iris_weight * np.arcsin(np.clip(yaw_offset * EYE_HALF_WIDTH_OVER_RADIUS, -1.0, 1.0))
-    # iris_weight tempers the noisy iris; the lid cue is a stable measurement and applies in full
+    # a lowering lid covers the iris and drags its landmark around: trust the iris offset less the
+    # further the lids have closed (looking down), not at all when they are nearly shut
+    iris_trust = iris_weight * (1.0 - float(np.clip(pitch_offset, 0.0, 1.0)))
+    eye_yaw = iris_trust * np.arcsin(np.clip(yaw_offset * EYE_HALF_WIDTH_OVER_RADIUS, -1.0, 1.0))
+    # the lid cue is a stable measurement and applies in full
     eye_pitch = np.radians(pitch_offset * MAX_EYE_DOWN_DEG - head_pitch_bias_deg)
     # Eye-in-head direction in canonical-face axes (the face looks along -z; +y = down, +x = image right).
     in_head = np.array([np.sin(eye_yaw) * np.cos(eye_pitch), np.sin(eye_pitch), -np.cos(eye_yaw) * np.cos(eye_pitch)])
