@@ -27,8 +27,9 @@ class GazeConfig:
     camera_max_angle_deg: float = 12.0  # gaze this close to the optical axis (toward the lens) = camera
     min_conf: float = 0.2  # gaze below this confidence gets target "unknown"
     iris_weight: float = 1.0  # how much the iris offset turns the head-pose direction (1 = the full eye turn)
-    # the generic face model reads head pitch this far low; face-mesh gaze is turned up by it
-    # (measured on the shared clips: benchmarks/README.md)
+    # face-mesh gaze is turned up by this (the generic face reads head pitch low on level gaze, but
+    # with the lid cue steep looks read shallow: no constant helped on the shared truth, see
+    # benchmarks/README.md; 0 = no correction)
     head_pitch_bias_deg: float = 0.0
     smooth_seconds: float = 0.1  # measured directions are averaged over this half-window (0 = off)
     interpolate_max_seconds: float = 0.3  # gaps up to this are interpolated (GRASP: 3 frames at 10 fps)

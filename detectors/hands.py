@@ -44,7 +44,7 @@ def finger_extension(landmarks: np.ndarray, use_depth: bool = True) -> np.ndarra
     """(N, 4) extension of index, middle, ring, pinky in [0, 1]: 1 = straight and reaching away from
     the wrist, 0 = folded into the palm. 3D when the landmarks carry depth and ``use_depth``."""
     xy = _check_landmarks(landmarks, use_depth)
-    joints = xy[:, FINGERS]  # (N, 4 fingers, 4 joints, 2)
+    joints = xy[:, FINGERS]  # (N, 4 fingers, 4 joints, 2 or 3)
     wrist = xy[:, WRIST][:, None, :]
     bones = np.linalg.norm(np.diff(joints, axis=2), axis=-1).sum(axis=-1)  # mcp->pip->dip->tip length
     chord = np.linalg.norm(joints[:, :, 3] - joints[:, :, 0], axis=-1)  # mcp->tip straight line
