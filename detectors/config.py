@@ -24,7 +24,7 @@ class DetectorConfig:
 @dataclass(frozen=True)
 class GazeConfig:
     cone_half_angle_deg: float = 15.0  # a head counts as a gaze target inside this cone
-    camera_max_angle_deg: float = 12.0  # gaze this close to the optical axis (toward the lens) = camera
+    camera_max_angle_deg: float = 12.0  # gaze this close to the line from the eyes to the lens = camera
     min_conf: float = 0.2  # gaze below this confidence gets target "unknown"
     iris_weight: float = 1.0  # how much the iris offset turns the head-pose direction (1 = the full eye turn)
     # face-mesh gaze is turned up by this (the generic face reads head pitch low on level gaze, but
