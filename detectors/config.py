@@ -24,18 +24,34 @@ class DetectorConfig:
 @dataclass(frozen=True)
 class GazeConfig:
     cone_half_angle_deg: float = 15.0  # a head counts as a gaze target inside this cone
-    camera_max_angle_deg: float = 12.0  # gaze this close to the optical axis (toward the lens) = camera
+    camera_max_angle_deg: float = 12.0  # gaze this close to the line from the eyes to the lens = camera
     min_conf: float = 0.2  # gaze below this confidence gets target "unknown"
-    iris_weight: float = 0.5  # how much the iris offset turns the head-pose direction
+    iris_weight: float = 1.0  # how much the iris offset turns the head-pose direction (1 = the full eye turn)
+    # face-mesh gaze is turned up by this (the generic face reads head pitch low on level gaze, but
+    # with the lid cue steep looks read shallow: no constant helped on the shared truth, see
+    # benchmarks/README.md; 0 = no correction)
+    head_pitch_bias_deg: float = 0.0
     smooth_seconds: float = 0.1  # measured directions are averaged over this half-window (0 = off)
     interpolate_max_seconds: float = 0.3  # gaps up to this are interpolated (GRASP: 3 frames at 10 fps)
     carry_max_seconds: float = 1.0  # gaps up to this carry the last gaze with decaying confidence
     point_reach: float = 0.25  # gaze point when nothing is hit: origin + this x image-plane direction
+    # a head, hand or object is a gaze target only when the ray passes its centre within this many
+    # half-diagonals of its box (evidence relative to the target's size)
+    target_max_miss: float = 1.5
+    # one's own hands are a gaze target only when the ray passes through them and the gaze points at
+    # least this far below level (hands held in front of the chest are about 40-70 degrees below the eyes)
+    own_hands_min_pitch_deg: float = 40.0
+    # a frame's target must be shared by at least half of that person's targets within this many
+    # seconds either side, else it is unknown (0 = off; at 2 fps no neighbour is this close)
+    target_stable_seconds: float = 0.2
 
 
 @dataclass(frozen=True)
 class PointingConfig:
     score_threshold: float = 0.5  # pointing_score >= this = extended index, other fingers curled
+    # on a raised arm the middle finger counts this much against pointing (seen from the side it
+    # lies along the index and reads as extended; see detectors.hands.pointing_score)
+    raised_arm_middle_weight: float = 0.45
     min_arm_extension: float = 0.6  # wrist-shoulder distance / (upper arm + forearm) for a raised arm
     cone_half_angle_deg: float = 12.0
     min_arm_elevation_deg: float = 35.0  # arm (shoulder->wrist) this far from the torso axis = raised

@@ -45,6 +45,7 @@ MAX_EYE_DOWN_DEG = 45.0  # eyes looking fully down (lids nearly closed) ~ this f
 # measures looking down far better than the iris, which the lowered lid hides.
 EYE_OPEN_LEVEL = 0.36  # opening when looking straight ahead
 EYE_OPEN_DOWN = 0.08  # opening when looking down as far as the eyes go
+EYE_UP_LIMIT = 0.5  # wide-open lids read as looking up by at most this fraction of MAX_EYE_DOWN_DEG
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ def head_rotation(mesh_px: np.ndarray, image_size: tuple[int, int]) -> tuple[np.
 
 def iris_offsets(mesh_px: np.ndarray) -> tuple[float, float]:
     """Eye-in-head direction cues averaged over both eyes: (horizontal iris offset in [-1, 1], positive
-    toward the image right of the face; downward look in [-0.5, 1] from how far the lids have closed)."""
+    toward the image right of the face; downward look in [-EYE_UP_LIMIT, 1] from how far the lids have closed)."""
     horizontal, vertical = [], []
     for eye in EYES:
         left, right = mesh_px[eye["corners"][0], :2], mesh_px[eye["corners"][1], :2]
@@ -103,17 +104,21 @@ def iris_offsets(mesh_px: np.ndarray) -> tuple[float, float]:
         horizontal.append(np.clip((along - 0.5) * 2.0, -1.0, 1.0))
         opening = abs(float(np.dot(mesh_px[eye["lids"][1], :2] - mesh_px[eye["lids"][0], :2], normal))) / width
         # wide-open lids mean looking up, but lids open less far up than they close down
-        vertical.append(np.clip((EYE_OPEN_LEVEL - opening) / (EYE_OPEN_LEVEL - EYE_OPEN_DOWN), -0.5, 1.0))
+        vertical.append(np.clip((EYE_OPEN_LEVEL - opening) / (EYE_OPEN_LEVEL - EYE_OPEN_DOWN), -EYE_UP_LIMIT, 1.0))
     if not horizontal:
         return 0.0, 0.0
     return float(np.mean(horizontal)), float(np.mean(vertical))
 
 
 def gaze_from_face_mesh(
-    mesh_px: np.ndarray, image_size: tuple[int, int], face_score: float, iris_weight: float
+    mesh_px: np.ndarray, image_size: tuple[int, int], face_score: float, iris_weight: float,
+    head_pitch_bias_deg: float = 0.0,
 ) -> GazeEstimate | None:
     """Gaze from 478 face-mesh landmarks (with iris) in frame pixels: head pose by solvePnP against the
-    canonical face, turned by ``iris_weight`` x the eye-in-head angle the iris offset implies.
+    canonical face, turned by ``iris_weight`` x the eye-in-head angle the iris offset implies (less as
+    the lids close: they hide the iris) and down by the lid cue.
+    ``head_pitch_bias_deg`` is how far below the true head direction the generic face model reads (its
+    nose and chin sit differently from most real faces); the direction is turned up by that much.
     Origin = midpoint of the two eyes. Confidence = face score x fit quality of the head model."""
     mesh_px = np.asarray(mesh_px, dtype=np.float64)
     if mesh_px.shape[0] < N_MESH_WITH_IRIS:
@@ -123,9 +128,12 @@ def gaze_from_face_mesh(
         return None
     rotation, error = solved
     yaw_offset, pitch_offset = iris_offsets(mesh_px)
-    eye_yaw = iris_weight * np.arcsin(np.clip(yaw_offset * EYE_HALF_WIDTH_OVER_RADIUS, -1.0, 1.0))
-    # iris_weight tempers the noisy iris; the lid cue is a stable measurement and applies in full
-    eye_pitch = np.radians(pitch_offset * MAX_EYE_DOWN_DEG)
+    # a lowering lid covers the iris and drags its landmark around: trust the iris offset less the
+    # further the lids have closed (looking down), not at all when they are nearly shut
+    iris_trust = iris_weight * (1.0 - float(np.clip(pitch_offset, 0.0, 1.0)))
+    eye_yaw = iris_trust * np.arcsin(np.clip(yaw_offset * EYE_HALF_WIDTH_OVER_RADIUS, -1.0, 1.0))
+    # the lid cue is a stable measurement and applies in full
+    eye_pitch = np.radians(pitch_offset * MAX_EYE_DOWN_DEG - head_pitch_bias_deg)
     # Eye-in-head direction in canonical-face axes (the face looks along -z; +y = down, +x = image right).
     in_head = np.array([np.sin(eye_yaw) * np.cos(eye_pitch), np.sin(eye_pitch), -np.cos(eye_yaw) * np.cos(eye_pitch)])
     direction = _unit(rotation @ in_head)

@@ -2,7 +2,9 @@
 
 Everything here is pure NumPy over arrays of landmarks so it is exact, vectorised and testable on
 synthetic hands. Shape scores use only ratios of distances between landmarks, so they do not change
-with the scale, offset, rotation or mirroring of the hand in the image.
+with the scale, offset, rotation or mirroring of the hand. Given depth (MediaPipe's z, in the same
+units as x), the distances are taken in 3D: a finger pointing toward the camera looks short in the
+image but keeps its length in 3D, so foreshortening does not hide it.
 """
 from __future__ import annotations
 
@@ -25,19 +27,24 @@ def _smoothstep(x: np.ndarray, lo: float, hi: float) -> np.ndarray:
     return t * t * (3.0 - 2.0 * t)
 
 
-def _check_landmarks(landmarks: np.ndarray) -> np.ndarray:
+def _check_landmarks(landmarks: np.ndarray, use_depth: bool = False) -> np.ndarray:
+    """(N, 21, 2) image-plane points, or (N, 21, 3) with depth when asked for and given; NaN depth
+    counts as flat (0)."""
     array = np.asarray(landmarks, dtype=np.float64)
     if array.ndim != 3 or array.shape[1] != N_HAND_LANDMARKS or array.shape[2] not in (2, 3):
         raise ValueError(f"hand landmarks must have shape (N, 21, 2|3), got {array.shape}")
-    # z of MediaPipe landmarks has its own scale; the scores are defined in the image plane.
+    if use_depth and array.shape[2] == 3:
+        out = array.copy()
+        out[:, :, 2] = np.nan_to_num(out[:, :, 2])
+        return out
     return array[:, :, :2]
 
 
-def finger_extension(landmarks: np.ndarray) -> np.ndarray:
+def finger_extension(landmarks: np.ndarray, use_depth: bool = True) -> np.ndarray:
     """(N, 4) extension of index, middle, ring, pinky in [0, 1]: 1 = straight and reaching away from
-    the wrist, 0 = folded into the palm."""
-    xy = _check_landmarks(landmarks)
-    joints = xy[:, FINGERS]  # (N, 4 fingers, 4 joints, 2)
+    the wrist, 0 = folded into the palm. 3D when the landmarks carry depth and ``use_depth``."""
+    xy = _check_landmarks(landmarks, use_depth)
+    joints = xy[:, FINGERS]  # (N, 4 fingers, 4 joints, 2 or 3)
     wrist = xy[:, WRIST][:, None, :]
     bones = np.linalg.norm(np.diff(joints, axis=2), axis=-1).sum(axis=-1)  # mcp->pip->dip->tip length
     chord = np.linalg.norm(joints[:, :, 3] - joints[:, :, 0], axis=-1)  # mcp->tip straight line
@@ -50,37 +57,28 @@ def finger_extension(landmarks: np.ndarray) -> np.ndarray:
     return np.nan_to_num(extension, nan=0.0)
 
 
-def finger_curl(landmarks: np.ndarray) -> np.ndarray:
-    """(N, 4) curl of index, middle, ring, pinky in [0, 1]: 1 = tip folded back toward the wrist."""
-    xy = _check_landmarks(landmarks)
-    joints = xy[:, FINGERS]
-    wrist = xy[:, WRIST][:, None, :]
-    tip_reach = np.linalg.norm(joints[:, :, 3] - wrist, axis=-1)
-    pip_reach = np.linalg.norm(joints[:, :, 1] - wrist, axis=-1)
-    reach = tip_reach / (pip_reach + _EPS)
-    curl = 1.0 - _smoothstep(reach, 0.9, 1.2)
-    curl[pip_reach < _EPS] = 0.0
-    return np.nan_to_num(curl, nan=0.0)
-
-
-def pointing_score(landmarks: np.ndarray) -> np.ndarray:
+def pointing_score(landmarks: np.ndarray, use_depth: bool = True, middle_weight: float = 1.0) -> np.ndarray:
     """Pointing-hand score of N hands (DESIGN.md §8).
 
     ``landmarks``: (N, 21, 2|3) MediaPipe hand landmarks in any image-plane coordinates (any scale or
-    offset, y down; z is ignored). Returns N scores in [0, 1]; >= 0.5 means an extended index finger
-    with the middle, ring and little fingers curled (the thumb may do anything). Hands with NaN
+    offset, y down; z, when given, in the units of x as MediaPipe reports it, is used unless
+    ``use_depth`` is False). Returns N scores in [0, 1]; >= 0.5 means an extended index finger with
+    the middle, ring and little fingers not extended (the thumb may do anything). Hands with NaN
     landmarks score 0. Raises ValueError on any other shape.
+
+    ``middle_weight`` < 1 discounts the middle finger: seen from the side or behind, it lies along
+    the index and the landmark model often reads it as extended too (callers that already know the
+    arm is held out toward something use this; at 0.45 an index + middle hand scores 0.55).
     """
-    extension = finger_extension(landmarks)
-    curl = finger_curl(landmarks)
-    others_curled = np.cbrt(curl[:, 1] * curl[:, 2] * curl[:, 3])
-    return np.clip(extension[:, 0] * others_curled, 0.0, 1.0).astype(np.float32)
+    extension = finger_extension(landmarks, use_depth)
+    others = np.maximum.reduce([extension[:, 2], extension[:, 3], middle_weight * extension[:, 1]])
+    return np.clip(extension[:, 0] * (1.0 - others), 0.0, 1.0).astype(np.float32)
 
 
-def open_palm_score(landmarks: np.ndarray) -> np.ndarray:
+def open_palm_score(landmarks: np.ndarray, use_depth: bool = True) -> np.ndarray:
     """Open-hand score of N hands in [0, 1]: all four long fingers extended (high five, wave,
     showing an empty hand). Same input contract as ``pointing_score``."""
-    extension = finger_extension(landmarks)
+    extension = finger_extension(landmarks, use_depth)
     return np.clip(np.prod(extension, axis=1) ** 0.25, 0.0, 1.0).astype(np.float32)
 
 

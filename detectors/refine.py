@@ -114,7 +114,7 @@ class PersonRefiner:
         if not (head[0] <= mesh_centre[0] <= head[2] and head[1] <= mesh_centre[1] <= head[3]):
             return None
         score = face.score if face is not None else FACE_SCORE_WITHOUT_DETECTION
-        return gaze_from_face_mesh(mesh, (width, height), score, self.gaze.iris_weight)
+        return gaze_from_face_mesh(mesh, (width, height), score, self.gaze.iris_weight, self.gaze.head_pitch_bias_deg)
 
     # --- hands and pointing -------------------------------------------------------------------
 
@@ -145,7 +145,7 @@ class PersonRefiner:
                 continue
             landmarks, hand_score = hand
             hand_boxes[side] = np.concatenate([landmarks[:, :2].min(axis=0), landmarks[:, :2].max(axis=0)])
-            score = float(pointing_score(landmarks[None])[0])
+            score = float(pointing_score(landmarks[None], middle_weight=pointing_cfg.raised_arm_middle_weight)[0])
             obs.hand_pointing[i, side] = score
             obs.hand_open[i, side] = float(open_palm_score(landmarks[None])[0])
             if score < pointing_cfg.score_threshold:

@@ -39,10 +39,16 @@ _TINY = 1e-12
 
 @njit(cache=True)
 def _associate_kernel(
-    origin, direction, active, owner, cand_start, cand_end, boxes, cand_owner, cand_priority, cand_self_ok, cand_self_priority, cone
+    origin, direction, active, self_allowed, owner, cand_start, cand_end, boxes, cand_owner, cand_priority,
+    cand_self_ok, cand_self_priority, cand_max_miss, cone
 ):
     """For each row: index of the best candidate in [cand_start, cand_end) (-1 for none) and the point
-    on it where the ray lands. All geometry is in isotropic coordinates."""
+    on it where the ray lands. All geometry is in isotropic coordinates.
+
+    A candidate counts when its angular distance from the ray is within ``cone`` and the ray passes
+    its centre within ``cand_max_miss`` x its half-diagonal (evidence relative to the target's size:
+    a far head a few degrees off the ray is a miss). A row's own candidates (``cand_self_ok``) count
+    only when the ray passes through them and the row allows it (``self_allowed``)."""
     n_rows = origin.shape[0]
     best = np.full(n_rows, -1, np.int64)
     point = np.full((n_rows, 2), np.nan)
@@ -53,7 +59,8 @@ def _associate_kernel(
         dx, dy = direction[r, 0], direction[r, 1]
         best_angle, best_priority, best_distance = np.inf, 0, np.inf
         for c in range(cand_start[r], cand_end[r]):
-            if cand_owner[c] == owner[r] and not cand_self_ok[c]:
+            own = cand_owner[c] == owner[r]
+            if own and not (cand_self_ok[c] and self_allowed[r]):
                 continue
             x1, y1, x2, y2 = boxes[c, 0], boxes[c, 1], boxes[c, 2], boxes[c, 3]
             inside = x1 <= ox <= x2 and y1 <= oy <= y2
@@ -71,12 +78,20 @@ def _associate_kernel(
                     nearest = min(nearest, abs(theta))
                 # a box seen from outside spans less than pi; a wider span straddles the back of the ray
                 angle = 0.0 if (lo <= 0.0 <= hi and hi - lo < np.pi) else nearest
-            if angle > cone:
+            if angle > cone or (own and angle > 0.0):
                 continue
+            if angle > 0.0:
+                # how far the ray passes from the box centre, in half-diagonals of the box
+                vx, vy = (x1 + x2) / 2 - ox, (y1 + y2) / 2 - oy
+                along = vx * dx + vy * dy
+                miss = abs(dx * vy - dy * vx) if along > 0.0 else np.sqrt(vx * vx + vy * vy)
+                half_diagonal = 0.5 * np.sqrt((x2 - x1) ** 2 + (y2 - y1) ** 2)
+                if miss > cand_max_miss[c] * half_diagonal:
+                    continue
             qx = min(max(ox, x1), x2)
             qy = min(max(oy, y1), y2)
             distance = np.sqrt((qx - ox) ** 2 + (qy - oy) ** 2)
-            priority = cand_self_priority[c] if cand_owner[c] == owner[r] else cand_priority[c]
+            priority = cand_self_priority[c] if own else cand_priority[c]
             better = angle < best_angle or (
                 angle == best_angle
                 and (priority < best_priority or (priority == best_priority and distance < best_distance))
@@ -94,7 +109,8 @@ def _associate_kernel(
 
 
 def _associate_reference(
-    origin, direction, active, owner, cand_start, cand_end, boxes, cand_owner, cand_priority, cand_self_ok, cand_self_priority, cone
+    origin, direction, active, self_allowed, owner, cand_start, cand_end, boxes, cand_owner, cand_priority,
+    cand_self_ok, cand_self_priority, cand_max_miss, cone
 ):
     """NumPy twin of ``_associate_kernel`` (vectorised over a row's candidates); same results."""
     n_rows = origin.shape[0]
@@ -102,23 +118,30 @@ def _associate_reference(
     point = np.full((n_rows, 2), np.nan)
     for r in np.flatnonzero(active):
         idx = np.arange(cand_start[r], cand_end[r])
-        idx = idx[(cand_owner[idx] != owner[r]) | cand_self_ok[idx]]
+        own_all = cand_owner[idx] == owner[r]
+        idx = idx[~own_all | (cand_self_ok[idx] & bool(self_allowed[r]))]
         if len(idx) == 0:
             continue
         o, d = origin[r], direction[r]
         b = boxes[idx]
+        own = cand_owner[idx] == owner[r]
         corners = np.stack([b[:, [0, 1]], b[:, [2, 1]], b[:, [2, 3]], b[:, [0, 3]]], axis=1) - o  # (M, 4, 2)
         theta = np.arctan2(d[0] * corners[..., 1] - d[1] * corners[..., 0], d[0] * corners[..., 0] + d[1] * corners[..., 1])
         lo, hi = theta.min(axis=1), theta.max(axis=1)
         hit = (lo <= 0.0) & (hi >= 0.0) & (hi - lo < np.pi)
         inside = (b[:, 0] <= o[0]) & (o[0] <= b[:, 2]) & (b[:, 1] <= o[1]) & (o[1] <= b[:, 3])
         angle = np.where(inside | hit, 0.0, np.abs(theta).min(axis=1))
+        centre = (b[:, :2] + b[:, 2:]) / 2 - o
+        along = centre @ d
+        miss = np.where(along > 0.0, np.abs(d[0] * centre[:, 1] - d[1] * centre[:, 0]), np.sqrt((centre**2).sum(axis=1)))
+        half_diagonal = 0.5 * np.sqrt(((b[:, 2:] - b[:, :2]) ** 2).sum(axis=1))
+        near_enough = (angle == 0.0) | (miss <= cand_max_miss[idx] * half_diagonal)
         nearest = np.stack([np.clip(o[0], b[:, 0], b[:, 2]), np.clip(o[1], b[:, 1], b[:, 3])], axis=1)
         distance = np.sqrt(((nearest - o) ** 2).sum(axis=1))
-        keep = angle <= cone
+        keep = (angle <= cone) & ~(own & (angle > 0.0)) & near_enough
         if not keep.any():
             continue
-        priority = np.where(cand_owner[idx] == owner[r], cand_self_priority[idx], cand_priority[idx])
+        priority = np.where(own, cand_self_priority[idx], cand_priority[idx])
         order = np.lexsort((np.arange(len(idx))[keep], distance[keep], priority[keep], angle[keep]))
         c = idx[keep][order[0]]
         best[r] = c
@@ -144,11 +167,12 @@ def _as(array, dtype, shape_tail, name) -> np.ndarray:
 
 def _candidates(groups, n_frames_hint: int):
     """Concatenate candidate groups {name: (boxes, owner, target_id, frame, type_code, priority,
-    self_ok, self_priority)} and sort them by frame so each row's candidates are one contiguous slice.
-    Lower priority wins between candidates at the same angular distance; ``self_priority`` replaces
-    it for the row's own candidates."""
-    boxes, owner, target_id, frame, type_code, priority, self_ok, self_priority = [], [], [], [], [], [], [], []
-    for name, (b, o, t, f, code, prio, ok, self_prio) in groups.items():
+    self_ok, self_priority, max_miss)} and sort them by frame so each row's candidates are one
+    contiguous slice. Lower priority wins between candidates at the same angular distance;
+    ``self_priority`` replaces it for the row's own candidates; ``max_miss`` is how far (in half-diagonals
+    of the box) the ray may pass from the box centre."""
+    boxes, owner, target_id, frame, type_code, priority, self_ok, self_priority, max_miss = [], [], [], [], [], [], [], [], []
+    for name, (b, o, t, f, code, prio, ok, self_prio, miss) in groups.items():
         b = _as(b, np.float64, (4,), f"{name} boxes")
         n = len(b)
         for arr, label in ((o, "owner"), (t, "id"), (f, "frame")):
@@ -162,9 +186,11 @@ def _candidates(groups, n_frames_hint: int):
         priority.append(np.full(n, prio, np.int64))
         self_ok.append(np.full(n, ok, np.bool_))
         self_priority.append(np.full(n, self_prio, np.int64))
+        max_miss.append(np.full(n, miss, np.float64))
     boxes = np.concatenate(boxes)
     finite = np.isfinite(boxes).all(axis=1) & (boxes[:, 2] >= boxes[:, 0]) & (boxes[:, 3] >= boxes[:, 1])
-    arrays = [boxes, *(np.concatenate(a) for a in (owner, target_id, frame, type_code, priority, self_ok, self_priority))]
+    columns = (owner, target_id, frame, type_code, priority, self_ok, self_priority, max_miss)
+    arrays = [boxes, *(np.concatenate(a) for a in columns)]
     arrays = [a[finite] for a in arrays]
     order = np.argsort(arrays[3], kind="stable")
     return [a[order] for a in arrays]
@@ -174,8 +200,8 @@ def _no_owner(ids) -> np.ndarray:
     return np.full(np.asarray(ids).reshape(-1).shape[0], -(2**62), np.int64)  # matches no person id
 
 
-def _run(frame_index, origin, direction, active, owner, cand, aspect, cone_rad, use_numba):
-    boxes, cand_owner, cand_id, cand_frame, cand_type, cand_priority, cand_self_ok, cand_self_priority = cand
+def _run(frame_index, origin, direction, active, self_allowed, owner, cand, aspect, cone_rad, use_numba):
+    boxes, cand_owner, cand_id, cand_frame, cand_type, cand_priority, cand_self_ok, cand_self_priority, cand_max_miss = cand
     scale = np.array([aspect, 1.0, aspect, 1.0])
     iso_boxes = np.ascontiguousarray(boxes * scale)
     iso_origin = np.ascontiguousarray(origin * scale[:2])
@@ -183,8 +209,9 @@ def _run(frame_index, origin, direction, active, owner, cand, aspect, cone_rad, 
     end = np.searchsorted(cand_frame, frame_index, side="right").astype(np.int64)
     fn = _associate_kernel if use_numba else _associate_reference
     best, point = fn(
-        iso_origin, np.ascontiguousarray(direction), active, owner, start, end, iso_boxes,
-        cand_owner, cand_priority, cand_self_ok, cand_self_priority, float(cone_rad),
+        iso_origin, np.ascontiguousarray(direction), active, np.ascontiguousarray(self_allowed, np.bool_), owner,
+        start, end, iso_boxes, cand_owner, cand_priority, cand_self_ok, cand_self_priority, cand_max_miss,
+        float(cone_rad),
     )
     point = point / scale[:2]
     return best, point, cand_type, cand_id
@@ -225,6 +252,8 @@ def assign_gaze_targets(
     camera_max_angle_deg: float = 12.0,
     min_conf: float = 0.2,
     reach: float = 0.25,
+    max_miss: float = np.inf,
+    own_hands_min_pitch_deg: float = -90.0,
     use_numba: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Gaze target of every (frame, person) row.
@@ -236,6 +265,15 @@ def assign_gaze_targets(
     (what someone holds; the row's own hands count); optional ``objects`` with ``object_id`` -> type
     ``object``. The row's own head never counts. NaN boxes are ignored.
     ``aspect`` = frame width / height.
+
+    Geometry: the 3D ray is projected into the image in perspective (a pinhole camera with the focal
+    length ``camera_focal`` assumes, as the head-pose solver does), so a ray toward the lens shrinks to
+    a point and a person off the image centre looking at the lens looks along their own line of sight
+    to it: that is ``camera`` (within ``camera_max_angle_deg``). Evidence rules (precision before
+    recall): a head, hand or object counts only when the ray passes its centre within ``max_miss``
+    half-diagonals of its box (and inside the angular cone); the row's own hands only when the ray
+    passes through them and the gaze points at least ``own_hands_min_pitch_deg`` below level (one's
+    hands are well below one's eyes: a level gaze crossing them in the image looks past them).
 
     Returns ``type_code`` (R,) int8 indexing ``pipeline.schema.GAZE_TARGET_TYPES``, ``target_id`` (R,)
     int32 (person id for person/hands, object id for object, -1 otherwise) and ``gaze_point`` (R, 2)
@@ -254,10 +292,10 @@ def assign_gaze_targets(
         {
             # a face the ray passes through wins over hands it also passes through: people look at
             # faces behind raised hands (a high five) far more often than at hands held before a face
-            "heads": (heads, head_owner, head_owner, head_frame, GAZE_PERSON, 0, False, 0),
+            "heads": (heads, head_owner, head_owner, head_frame, GAZE_PERSON, 0, False, 0, max_miss),
             # own hands lie on the way to most things one looks at below: others' targets go first
-            "hands": (hands, hand_owner, hand_owner, hand_frame, GAZE_HANDS, 1, True, 2),
-            "objects": (objects, _no_owner(object_id), object_id, object_frame, GAZE_OBJECT, 1, True, 1),
+            "hands": (hands, hand_owner, hand_owner, hand_frame, GAZE_HANDS, 1, True, 2, max_miss),
+            "objects": (objects, _no_owner(object_id), object_id, object_frame, GAZE_OBJECT, 1, True, 1, max_miss),
         },
         n,
     )
@@ -266,16 +304,19 @@ def assign_gaze_targets(
     target_id = np.full(n, -1, np.int32)
     gaze_point = np.full((n, 2), np.nan)
     usable = np.isfinite(origin).all(axis=1) & np.isfinite(direction).all(axis=1) & (np.nan_to_num(conf) >= min_conf)
-    camera = usable & (-direction[:, 2] >= np.cos(np.radians(camera_max_angle_deg)))
+    sight = camera_sight_lines(np.nan_to_num(origin), aspect)
+    toward_lens = -sight / np.linalg.norm(sight, axis=1, keepdims=True)
+    camera = usable & ((np.nan_to_num(direction) * toward_lens).sum(axis=1) >= np.cos(np.radians(camera_max_angle_deg)))
     type_code[camera] = GAZE_CAMERA
     gaze_point[camera] = origin[camera]
 
-    planar = direction[:, :2].copy()
+    planar = project_directions(np.nan_to_num(origin), np.nan_to_num(direction), aspect)
     planar_norm = np.linalg.norm(planar, axis=1)
     cast = usable & ~camera & (planar_norm > 1e-6)
     unit = np.divide(planar, planar_norm[:, None], out=np.zeros_like(planar), where=planar_norm[:, None] > 1e-6)
+    looks_down = np.nan_to_num(direction[:, 1]) >= np.sin(np.radians(own_hands_min_pitch_deg))
     best, point, cand_type, cand_id = _run(
-        frame_index, origin, unit, cast, self_id, cand, aspect, np.radians(cone_half_angle_deg), use_numba
+        frame_index, origin, unit, cast, looks_down, self_id, cand, aspect, np.radians(cone_half_angle_deg), use_numba
     )
     hit = best >= 0
     type_code[hit] = cand_type[best[hit]]
@@ -309,6 +350,7 @@ def assign_point_targets(
     *,
     aspect: float = 1.0,
     cone_half_angle_deg: float = 12.0,
+    max_miss: float = np.inf,
     use_numba: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Pointing target of every (frame, person) row; same array contract as ``assign_gaze_targets``.
@@ -333,9 +375,9 @@ def assign_point_targets(
     objects, object_id, object_frame = _objects_or_none(objects, object_id, object_frame)
     cand = _candidates(
         {
-            "persons": (persons, person_owner, person_owner, person_frame, POINT_PERSON, 1, False, 1),
-            "hands": (hands, hand_owner, hand_owner, hand_frame, POINT_HANDS, 0, False, 0),
-            "objects": (objects, _no_owner(object_id), object_id, object_frame, POINT_OBJECT, 0, True, 0),
+            "persons": (persons, person_owner, person_owner, person_frame, POINT_PERSON, 1, False, 1, max_miss),
+            "hands": (hands, hand_owner, hand_owner, hand_frame, POINT_HANDS, 0, False, 0, max_miss),
+            "objects": (objects, _no_owner(object_id), object_id, object_frame, POINT_OBJECT, 0, True, 0, max_miss),
         },
         n,
     )
@@ -343,7 +385,8 @@ def assign_point_targets(
     active = pointing & np.isfinite(origin).all(axis=1) & np.isfinite(direction).all(axis=1) & (norm > 1e-9)
     unit = np.divide(direction, norm[:, None], out=np.zeros_like(direction), where=norm[:, None] > 1e-9)
     best, point, cand_type, cand_id = _run(
-        frame_index, origin, unit, active, self_id, cand, aspect, np.radians(cone_half_angle_deg), use_numba
+        frame_index, origin, unit, active, np.zeros(n, bool), self_id, cand, aspect, np.radians(cone_half_angle_deg),
+        use_numba,
     )
     type_code = np.full(n, POINT_NONE, np.int8)
     target_id = np.full(n, -1, np.int32)
@@ -356,6 +399,65 @@ def assign_point_targets(
     type_code[missed] = POINT_ELSEWHERE
     landing[missed] = _frame_exit(origin[missed], unit[missed], aspect)
     return type_code, target_id, landing.astype(np.float32)
+
+
+def stable_targets(
+    times: np.ndarray,
+    person: np.ndarray,
+    shot: np.ndarray,
+    type_code: np.ndarray,
+    target_id: np.ndarray,
+    half_window_s: float,
+    unknown_code: int = GAZE_UNKNOWN,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-frame targets that hold over neighbouring frames: a row keeps its target only when at least
+    half of the same person's rows (same shot) within ``half_window_s`` seconds either side that have
+    any target agree with it; otherwise it becomes ``unknown_code`` (a target that flickers between
+    two people while the head hardly moves is not evidence of either). Rows without a target
+    (``unknown_code``) neither vote nor change. Returns new (type_code, target_id) arrays."""
+    times = np.asarray(times, np.float64).reshape(-1)
+    person = np.asarray(person, np.int64).reshape(-1)
+    shot = np.asarray(shot, np.int64).reshape(-1)
+    type_code = np.asarray(type_code).reshape(-1)
+    target_id = np.asarray(target_id).reshape(-1)
+    _check_rows(len(times), person=person, shot=shot, type_code=type_code, target_id=target_id)
+    out_type, out_id = type_code.copy(), target_id.copy()
+    if half_window_s <= 0 or len(times) == 0:
+        return out_type, out_id
+    voting = type_code != unknown_code
+    order = np.lexsort((times, shot, person))
+    key = np.stack([person[order], shot[order]], axis=1)
+    breaks = np.flatnonzero((np.diff(key, axis=0) != 0).any(axis=1)) + 1
+    for rows in np.split(order, breaks):
+        rows = rows[voting[rows]]
+        t = times[rows]
+        lo = np.searchsorted(t, t - half_window_s - 1e-9, side="left")
+        hi = np.searchsorted(t, t + half_window_s + 1e-9, side="right")
+        for k, r in enumerate(rows):
+            window = rows[lo[k] : hi[k]]
+            agree = np.count_nonzero((type_code[window] == type_code[r]) & (target_id[window] == target_id[r]))
+            if 2 * agree < len(window):
+                out_type[r], out_id[r] = unknown_code, -1
+    return out_type, out_id
+
+
+def camera_sight_lines(origin: np.ndarray, aspect: float) -> np.ndarray:
+    """(N, 3) camera-frame directions from the lens through normalised image points ``origin`` (N, 2),
+    for a pinhole camera whose focal length is the longer image side (the head-pose solver's prior)."""
+    origin = np.asarray(origin, np.float64).reshape(-1, 2)
+    # focal = longer side: normalised offsets scale by (side / focal)
+    sx, sy = (1.0, 1.0 / aspect) if aspect >= 1.0 else (aspect, 1.0)
+    return np.stack([(origin[:, 0] - 0.5) * sx, (origin[:, 1] - 0.5) * sy, np.ones(len(origin))], axis=1)
+
+
+def project_directions(origin: np.ndarray, direction: np.ndarray, aspect: float) -> np.ndarray:
+    """(N, 2) isotropic image-plane directions of 3D rays (camera frame, ``direction`` (N, 3)) that start
+    at the scene points seen at ``origin`` (normalised): the perspective image of the ray, not the
+    dropped z, so a ray toward the lens shrinks to nothing and rays off the image centre bend right."""
+    sight = camera_sight_lines(origin, aspect)
+    direction = np.asarray(direction, np.float64).reshape(-1, 3)
+    # d/ds of the projection of (Z * sight + s * d), up to the positive factor 1 / Z
+    return direction[:, :2] - sight[:, :2] * direction[:, 2:3]
 
 
 def _frame_exit(origin: np.ndarray, unit: np.ndarray, aspect: float) -> np.ndarray:

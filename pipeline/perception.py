@@ -108,7 +108,7 @@ class PerceptionWorker:
         with _timed(timings, "gaze"):
             smooth_gaze_directions(people, times_array, shot_ids, self.config.gaze.smooth_seconds)
             filled = fill_gaze_gaps(people, times_array, shot_ids, self.config.gaze)
-            targets = associate_targets(people, info.width / info.height, self.config)
+            targets = associate_targets(people, info.width / info.height, self.config, times_array, shot_ids)
         with _timed(timings, "table"):
             tracks = build_tracks_table(
                 clip.video_id, people, times_array, np.asarray(native_idx), shot_ids, filled, targets
@@ -170,9 +170,14 @@ class FrameTargets:
     point_id: list[Optional[int]]
 
 
-def associate_targets(people: list[FrameObservations], aspect: float, config: Config) -> list[FrameTargets]:
+def associate_targets(
+    people: list[FrameObservations], aspect: float, config: Config,
+    times: Optional[np.ndarray] = None, shot_ids: Optional[np.ndarray] = None,
+) -> list[FrameTargets]:
     """Per-frame gaze and pointing targets of every person, over the whole clip at once
-    (events.geometry's Numba association). ``aspect`` = displayed frame width / height."""
+    (events.geometry's Numba association). ``aspect`` = displayed frame width / height; with the
+    frames' ``times`` and ``shot_ids``, gaze targets that do not hold over neighbouring frames
+    become unknown (``gaze.target_stable_seconds``)."""
     from events import geometry
 
     counts = [len(frame) for frame in people]
@@ -193,7 +198,15 @@ def associate_targets(people: list[FrameObservations], aspect: float, config: Co
         camera_max_angle_deg=gaze.camera_max_angle_deg,
         min_conf=gaze.min_conf,
         reach=gaze.point_reach,
+        max_miss=gaze.target_max_miss,
+        own_hands_min_pitch_deg=gaze.own_hands_min_pitch_deg,
     )
+    if times is not None and shot_ids is not None:
+        gaze_code, gaze_id = geometry.stable_targets(
+            np.asarray(times)[frame_index], person, np.asarray(shot_ids)[frame_index], gaze_code, gaze_id,
+            gaze.target_stable_seconds,
+        )
+        gaze_point = np.where((gaze_code == geometry.GAZE_UNKNOWN)[:, None], np.nan, gaze_point).astype(np.float32)
     pointing = np.isfinite(merged.point_dir).all(axis=1) & (merged.point_conf > 0)
     point_code, point_id, _ = geometry.assign_point_targets(
         frame_index, merged.point_origin, merged.point_dir, pointing, person,

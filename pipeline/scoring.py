@@ -26,12 +26,14 @@ class ClipScore:
     consistency: list[str]
     duration: float
     wall_s: Optional[float]
+    pointing_frames: tuple[int, int, int] = (0, 0, 0)  # tp, fp, fn of "someone points" per sampled frame
 
 
 def score_clip(truth: ClipTruth, run) -> ClipScore:
     match = match_persons(truth, run)
     return ClipScore(run.video_id, match, score_gaze(truth, match), score_events(truth, run, match),
-                     score_qa(Judge(truth, match), run), check_clip(run), run.duration, run.wall_s)
+                     score_qa(Judge(truth, match), run), check_clip(run), run.duration, run.wall_s,
+                     pointing_frames(truth, run))
 
 
 def score_output(out: str | OutputStore, truth: GroundTruth, video_ids: Optional[Iterable[str]] = None) -> list[ClipScore]:
@@ -68,3 +70,30 @@ def totals(scores: Iterable[ClipScore]) -> Totals:
         rows += sum(v["rows"] for v in s.match.per_label.values())
         merges += len(s.match.merges)
     return Totals(gaze, events, qa, violations, tracked, rows, merges)
+
+
+NOT_NAMED = ("unknown", "elsewhere", "untracked")  # predictions that name no target
+
+
+def named_gaze(score: GazeScore) -> tuple[int, int]:
+    """(right, named): of the definite rows where the run names a target (person, hands, object,
+    camera), how many name the annotated one. Precision before recall: this is the gaze figure a wrong
+    target lowers and an abstention does not."""
+    named = [(truth, predicted) for _, _, truth, predicted in score.details if predicted not in NOT_NAMED]
+    return sum(truth == predicted for truth, predicted in named), len(named)
+
+
+def pointing_frames(truth: ClipTruth, run) -> tuple[int, int, int]:
+    """Per sampled frame, "someone points" against the clip's annotated pointing intervals:
+    (true positives, false positives, false negatives)."""
+    spans = [truth.interval_run_times(iv) for iv in truth.intervals_of("pointing")]
+    frames: dict[float, bool] = {}
+    for row in run.tracks.select(["t", "pointing"]).to_pylist():
+        frames[row["t"]] = frames.get(row["t"], False) or bool(row["pointing"])
+    tp = fp = fn = 0
+    for t, pointing in frames.items():
+        annotated = any(a <= t <= b for a, b in spans)
+        tp += pointing and annotated
+        fp += pointing and not annotated
+        fn += annotated and not pointing
+    return tp, fp, fn

@@ -22,3 +22,16 @@ def find_media_dir() -> Path:
         "test media not found: set SOCIALTRACE_MEDIA or place shared/media beside the checkout "
         f"(looked in {[str(c) for c in candidates]})"
     )
+
+
+def run_socialtrace(inputs: list[str], out, *options: str, timeout: float = 900) -> None:
+    """``socialtrace run INPUTS -o OUT --executor local OPTIONS`` as a user runs it (the console script
+    beside this Python); raises AssertionError with the tail of its output when it fails."""
+    import shutil
+    import subprocess
+    import sys
+
+    exe = shutil.which("socialtrace") or str(Path(sys.executable).with_name("socialtrace"))
+    done = subprocess.run([exe, "run", *inputs, "-o", str(out), "--executor", "local", *options],
+                          capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]

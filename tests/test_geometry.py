@@ -17,6 +17,9 @@ from events.geometry import (
     POINT_PERSON,
     assign_gaze_targets,
     assign_point_targets,
+    camera_sight_lines,
+    project_directions,
+    stable_targets,
     target_type_names,
 )
 from pipeline.schema import GAZE_TARGET_TYPES
@@ -89,6 +92,93 @@ def test_own_hands_count_but_never_own_head():
     # A looking "at" their own head region (origin inside it, slightly up) finds nothing of their own
     code, target, _ = _gaze(_unit3(0.0, -1.0, 0.0))
     assert code[0] == GAZE_ELSEWHERE and target[0] == -1
+
+
+def _through(origin, target, along, depth, aspect=ASPECT):
+    """3D gaze from the scene point seen at ``origin`` whose perspective image runs toward ``target``:
+    ``along`` of it in the image direction plus ``depth`` into the scene."""
+    sight = camera_sight_lines(np.array([origin]), aspect)[0]
+    u = np.array([(target[0] - origin[0]) * aspect, target[1] - origin[1]])
+    u /= np.linalg.norm(u)
+    return _unit3(*(along * u + sight[:2] * depth), depth)
+
+
+def test_own_hands_need_the_ray_on_them_and_a_steep_gaze():
+    """Issue 10: "own hands" needs positive evidence, not a ray ending low."""
+    kw = dict(own_hands_min_pitch_deg=25.0, max_miss=1.5)
+    origin, hand_centre = (0.65, 0.20), (0.62, 0.64)
+    # B looks steeply down through his own hand box: his hands
+    code, target, _ = _gaze(_toward(origin, hand_centre, depth=0.3), origin=origin, self_id=1, **kw)
+    assert (code[0], target[0]) == (GAZE_HANDS, 1)
+    # a nearly level gaze into the scene whose image ray crosses the same hand box: it looks past them
+    level = _through(origin, hand_centre, along=0.25, depth=1.0)
+    assert np.degrees(np.arcsin(level[1])) < 10.0
+    code, target, _ = _gaze(level, origin=origin, self_id=1, **kw)
+    assert code[0] == GAZE_ELSEWHERE and target[0] == -1
+    code, target, _ = _gaze(level, origin=origin, self_id=1, **{**kw, "own_hands_min_pitch_deg": -90.0})
+    assert (code[0], target[0]) == (GAZE_HANDS, 1)  # the same ray, were the pitch rule off
+    # steep, but the ray passes beside the own hand box (inside the angular cone): not his hands
+    beside = _toward(origin, (0.72, 0.64), depth=0.3)
+    code, target, _ = _gaze(beside, origin=origin, self_id=1, **kw)
+    assert code[0] == GAZE_ELSEWHERE and target[0] == -1
+
+
+def test_a_target_needs_the_ray_near_it_relative_to_its_size():
+    heads = np.array([[0.90, 0.45, 0.94, 0.52]])  # a small, far head
+    origin = np.array([0.10, 0.50])
+    centre = np.array([0.92, 0.485])
+    v = (centre - origin) * [ASPECT, 1]
+    for offset_deg, expected in ((0.0, GAZE_PERSON), (4.0, GAZE_ELSEWHERE)):
+        a = np.arctan2(v[1], v[0]) + np.radians(offset_deg)
+        code, _, _ = assign_gaze_targets(
+            [0], [origin], [_unit3(np.cos(a), np.sin(a), 0.0)], [0.9], [0], heads, [1], [0],
+            np.zeros((0, 4)), [], [], aspect=ASPECT, max_miss=1.5,
+        )
+        assert code[0] == expected, offset_deg
+    # without the size rule the 15 degree cone alone would accept the 4 degree miss
+    code, _, _ = assign_gaze_targets(
+        [0], [origin], [_unit3(np.cos(a), np.sin(a), 0.0)], [0.9], [0], heads, [1], [0], np.zeros((0, 4)), [], [],
+        aspect=ASPECT,
+    )
+    assert code[0] == GAZE_PERSON
+
+
+def test_camera_is_the_line_of_sight_to_the_lens_from_where_the_person_is():
+    origin = np.array([[0.05, 0.10]])  # top-left corner: the lens is to the right and below
+    to_lens = -camera_sight_lines(origin, ASPECT)[0]
+    to_lens /= np.linalg.norm(to_lens)
+    code, _, point = _gaze(to_lens, origin=tuple(origin[0]))
+    assert code[0] == GAZE_CAMERA and np.allclose(point[0], origin[0])
+    # straight along the optical axis from there passes the lens by ~25 degrees: not the camera
+    code, _, _ = _gaze(_unit3(0.0, 0.0, -1.0), origin=tuple(origin[0]))
+    assert code[0] != GAZE_CAMERA
+    # a ray at the lens projects to (almost) nothing in the image
+    assert np.linalg.norm(project_directions(origin, to_lens[None], ASPECT)) < 1e-9
+
+
+def test_unstable_targets_become_unknown():
+    t = np.arange(10) * 0.1  # 10 fps
+    person = np.zeros(10, int)
+    shot = np.zeros(10, int)
+    # A A A A B A A A A A: the lone flip has no support
+    code = np.full(10, GAZE_PERSON)
+    target = np.array([1, 1, 1, 1, 2, 1, 1, 1, 1, 1])
+    new_code, new_target = stable_targets(t, person, shot, code, target, 0.2)
+    assert new_code[4] == GAZE_UNKNOWN and new_target[4] == -1
+    assert (new_code[[0, 1, 2, 3, 5, 6, 7, 8, 9]] == GAZE_PERSON).all()
+    # a real change of target (A A A A A B B B B B) keeps both sides
+    target = np.array([1] * 5 + [2] * 5)
+    new_code, new_target = stable_targets(t, person, shot, code, target, 0.2)
+    assert (new_code == GAZE_PERSON).all() and new_target.tolist() == target.tolist()
+    # at 2 fps no neighbour is within 0.2 s: nothing changes; other people and shots do not vote
+    sparse = np.arange(10) * 0.5
+    assert stable_targets(sparse, person, shot, code, np.array([1, 2] * 5), 0.2)[1].tolist() == [1, 2] * 5
+    other = np.array([0, 1] * 5)
+    assert stable_targets(t, other, shot, code, np.array([1, 2] * 5), 0.2)[1].tolist() == [1, 2] * 5
+    # unknown rows neither vote nor change
+    code = np.array([GAZE_PERSON, GAZE_UNKNOWN, GAZE_UNKNOWN, GAZE_PERSON, GAZE_PERSON] + [GAZE_UNKNOWN] * 5)
+    new_code, _ = stable_targets(t, person, shot, code, np.array([1, -1, -1, 1, 1] + [-1] * 5), 0.2)
+    assert new_code.tolist() == code.tolist()
 
 
 def test_into_the_lens_is_camera_and_low_confidence_is_unknown():
@@ -176,6 +266,8 @@ def test_numba_kernel_equals_numpy_twin(seed):
     object_id = np.arange(40)
     object_frame = rng.integers(0, 30, 40)
     kw = dict(aspect=1.3, cone_half_angle_deg=20.0, camera_max_angle_deg=12.0, min_conf=0.2)
+    if seed % 2:  # half the cases with the evidence rules on
+        kw.update(max_miss=2.0, own_hands_min_pitch_deg=10.0)
     fast = assign_gaze_targets(*problem, objects, object_id, object_frame, use_numba=True, **kw)
     slow = assign_gaze_targets(*problem, objects, object_id, object_frame, use_numba=False, **kw)
     assert np.array_equal(fast[0], slow[0]) and np.array_equal(fast[1], slow[1])

@@ -78,10 +78,41 @@ def test_known_hand_shapes():
 def test_pixel_coordinates_with_z_and_batch_agree():
     pixels = _transform(POINTING, 180.0, 30.0, (640.0, 360.0), False)
     with_z = np.concatenate([pixels, np.random.default_rng(0).normal(size=(21, 1))], axis=1)
-    batch = np.stack([with_z, _transform(FIST, 0.01, 0, (0.5, 0.5), False)[:, [0, 1, 0]]])
+    batch = np.stack([with_z, _transform(FIST, 0.01, 0, (0.5, 0.5), False)[:, [0, 1, 0]] * [1, 1, 0]])
     scores = pointing_score(batch)
-    assert scores[0] == pytest.approx(pointing_score(POINTING[None])[0], abs=1e-6)
+    # a pixel of depth noise on a 180-pixel hand barely moves the score; without depth it is exact
+    assert scores[0] == pytest.approx(pointing_score(POINTING[None])[0], abs=1e-3)
+    assert pointing_score(batch, use_depth=False)[0] == pytest.approx(pointing_score(POINTING[None])[0], abs=1e-6)
     assert scores[1] < 0.1
+
+
+def _toward_camera(hand: np.ndarray) -> np.ndarray:
+    """(21, 3) the hand with its palm in the image plane and the index finger sticking straight out of
+    it toward the camera (z < 0): seen in the image, the finger is a stub on its knuckle."""
+    out = np.concatenate([hand, np.zeros((21, 1))], axis=1)
+    mcp = out[5].copy()
+    for joint, depth in zip((6, 7, 8), np.cumsum(SEGMENTS)):
+        out[joint] = mcp + [0.01 * depth, 0.0, -depth]
+    return out
+
+
+def test_foreshortened_pointing_is_found_with_depth():
+    """A finger aimed at the camera has almost no length in the image: 3D distances still see it."""
+    hands = np.stack([_toward_camera(POINTING), _toward_camera(FIST)])
+    with_depth = pointing_score(hands)
+    image_only = pointing_score(hands, use_depth=False)
+    assert with_depth[0] >= 0.7 and image_only[0] < 0.5
+    assert with_depth[1] >= 0.7  # a fist whose index sticks out at the camera is a pointing hand
+    assert pointing_score(np.stack([_toward_camera(OPEN_PALM)]))[0] < 0.1  # others extended: not pointing
+
+
+def test_middle_weight_accepts_two_finger_pointing_only_when_asked():
+    hands = np.stack([VICTORY, POINTING, OPEN_PALM])
+    strict = pointing_score(hands)
+    lenient = pointing_score(hands, middle_weight=0.45)
+    assert strict[0] < 0.5 <= lenient[0]  # index + middle out: pointing only on a raised arm
+    assert strict[1] > 0.9 and lenient[1] > 0.9
+    assert lenient[2] < 0.1  # ring and little finger out: never pointing
 
 
 @settings(max_examples=60, deadline=None)

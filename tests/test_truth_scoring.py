@@ -4,10 +4,7 @@ shared annotated clips."""
 from __future__ import annotations
 
 import json
-import shutil
 from collections import Counter
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -22,6 +19,7 @@ from pipeline.scoring import score_output, totals
 from pipeline.storage import OutputStore
 from pipeline.truth import ClipTruth, GroundTruth, TruthError, TruthInterval, TruthRow
 from qa_gen.events_view import read_events
+from shared_media import run_socialtrace
 
 # --- a toy clip: A (left) and B (right), annotated every 0.5 s -------------------------------------
 #   t     A          B
@@ -471,8 +469,11 @@ def test_each_consistency_rule_is_reported():
 # --- the real pipeline on the shared clips (slow) ----------------------------------------------
 
 # Floors: what main measured at default settings (benchmarks/README.md); raise them as quality improves.
-FLOORS = {"gaze_accuracy": 0.50, "tracking_coverage": 0.80, "qa_agreement": 0.20, "pointing_recall": 0.75,
-          "pointing_precision": 0.75, "mutual_gaze_recall": 1.0, "joint_attention_recall": 1.0}
+# Gaze accuracy and joint-attention recall sit below main's 0.52 and 1.0 since "own hands" needs the gaze
+# ray to pass through a hand (issue 10): atd_kitchen's B, whose estimated ray passes 20-30 degrees beside
+# the avocado he watches, is no longer credited with it (benchmarks/README.md, gaze targets section).
+FLOORS = {"gaze_accuracy": 0.45, "tracking_coverage": 0.80, "qa_agreement": 0.20, "pointing_recall": 0.75,
+          "pointing_precision": 0.75, "mutual_gaze_recall": 1.0, "joint_attention_recall": 0.6}
 
 
 @pytest.fixture(scope="module")
@@ -480,11 +481,7 @@ def shared_scores(media_dir, tmp_path_factory):
     """One default run of `socialtrace run` over every annotated clip, scored against the truth."""
     truth = GroundTruth.load(media_dir / "truth")
     out = tmp_path_factory.mktemp("accuracy") / "out"
-    exe = shutil.which("socialtrace") or str(Path(sys.executable).with_name("socialtrace"))
-    clips = [str(media_dir / c.clip) for c in truth.clips.values()]
-    done = subprocess.run([exe, "run", *clips, "-o", str(out), "--executor", "local"], capture_output=True,
-                          text=True, timeout=900)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    run_socialtrace([str(media_dir / c.clip) for c in truth.clips.values()], out)
     return score_output(out, truth)
 
 

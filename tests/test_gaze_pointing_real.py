@@ -1,0 +1,105 @@
+"""Pointing and gaze targets of the real pipeline on the shared clips, against the by-eye truth (issue 11
+parts 3-4, issue 10 part 2): a pointing event on every annotated pointing interval with the pointer, none
+where nobody points, per-frame pointing precision, and the gaze rows the evidence rules must get right
+(or at least not wrong)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow.dataset as ds
+import pytest
+
+from pipeline.scoring import named_gaze, score_output, totals
+from pipeline.truth import GroundTruth
+from shared_media import run_socialtrace
+
+pytestmark = pytest.mark.slow
+
+POINTING_CLIPS = ("deepoint_lamp1", "deepoint_pointing_folding", "deepoint_pointing_long", "deepoint_pointing_up")
+NOBODY_POINTS = ("tvhid_highfive_0005", "tvhid_highfive_0018", "tvhid_handshake_0001", "atd_kitchen")
+
+
+@pytest.fixture(scope="module")
+def shared_run(media_dir, tmp_path_factory):
+    """One default (2 fps) `socialtrace run` over every annotated clip, and its scores."""
+    truth = GroundTruth.load(media_dir / "truth")
+    out = tmp_path_factory.mktemp("gaze_pointing") / "out"
+    run_socialtrace([str(media_dir / c.clip) for c in truth.clips.values()], out)
+    return out, {s.video_id: s for s in score_output(out, truth)}, truth
+
+
+def _table(out: Path, kind: str, video_id: str) -> list[dict]:
+    return ds.dataset(out / kind / f"video_id={video_id}", format="parquet").to_table().to_pylist()
+
+
+def test_a_pointing_event_on_every_annotated_interval_with_the_pointer(shared_run):
+    _, scores, _ = shared_run
+    t = totals(scores[v] for v in POINTING_CLIPS)
+    # recall counts an interval only when an event of the same person (matched by head position) overlaps it
+    assert t.events.recall_of("pointing") == 1.0
+    # the one event the harness judges wrong is deepoint_pointing_folding's last frame (the finger is still
+    # out at the clip end, the annotation stops 0.03 s before it) written as 3.0-3.5 s by the events stage
+    assert t.events.precision("pointing") >= 0.75
+
+
+def test_no_pointing_where_nobody_points(shared_run):
+    out, _, _ = shared_run
+    for video_id in NOBODY_POINTS:
+        assert not [e for e in _table(out, "events", video_id) if e["event_type"] == "pointing"], video_id
+        assert not [r for r in _table(out, "tracks", video_id) if r["pointing"]], video_id
+
+
+def test_pointing_frames_against_the_annotated_intervals(shared_run):
+    """Frame-level precision / recall of "someone points" against the truth's pointing intervals."""
+    _, scores, _ = shared_run
+    tp, fp, fn = (sum(values) for values in zip(*(scores[v].pointing_frames for v in POINTING_CLIPS)))
+    assert tp / (tp + fp) >= 0.9, (tp, fp, fn)
+    assert tp / (tp + fn) >= 0.5, (tp, fp, fn)
+
+
+def _gaze_rows(scores, video_id: str) -> dict[tuple[float, str], tuple[str, str]]:
+    """(run time, label) -> (truth, predicted) for the clip's definite gaze rows."""
+    return {(t, label): (truth, predicted) for t, label, truth, predicted in scores[video_id].gaze.details}
+
+
+def _at(rows, t: float, label: str) -> tuple[str, str]:
+    key = min((k for k in rows if k[1] == label), key=lambda k: abs(k[0] - t))
+    assert abs(key[0] - t) < 0.15, key
+    return rows[key]
+
+
+def test_clearest_gaze_rows(shared_run):
+    _, scores, _ = shared_run
+    # tvhid_highfive_0018 (run times: its first frame has pts 0.08 s): B's irises turn to A; A, seen from
+    # behind, faces B squarely
+    rows = _gaze_rows(scores, "tvhid_highfive_0018")
+    for t, label in ((0.08, "B"), (0.24, "B"), (0.08, "A"), (0.24, "A"), (1.76, "A"), (2.0, "A")):
+        truth, predicted = _at(rows, t, label)
+        assert predicted == truth, (t, label, truth, predicted)
+    # tvhid_highfive_0005: the two men face each other at the start
+    rows = _gaze_rows(scores, "tvhid_highfive_0005")
+    right = sum(truth == predicted for truth, predicted in rows.values())
+    assert right >= len(rows) - 1, rows
+    # atd_kitchen: A watches the avocado in B's hands at the end
+    rows = _gaze_rows(scores, "atd_kitchen")
+    for t in (2.0, 3.0, 3.23):
+        truth, predicted = _at(rows, t, "A")
+        assert predicted == truth == "hands:B", (t, predicted)
+
+
+def test_no_own_hands_without_evidence(shared_run):
+    """The issue's cases: A talks into the camera (atd_kitchen 0.5 s) and B looks at A (handshake 2.0 s);
+    a ray ending low on one's own body is not "own hands"."""
+    _, scores, _ = shared_run
+    assert _at(_gaze_rows(scores, "atd_kitchen"), 0.5, "A")[1] != "hands:A"
+    assert _at(_gaze_rows(scores, "tvhid_handshake_0001"), 2.0, "B")[1] != "hands:B"
+    for score in scores.values():
+        assert not [p for p in score.consistency if "own hands" in p and "misses every hand box" in p], score.video_id
+
+
+def test_named_gaze_targets_are_mostly_right(shared_run):
+    """Precision before recall: of the rows where the run names a target (person, hands, object, camera),
+    few are wrong."""
+    _, scores, _ = shared_run
+    right, named = (sum(values) for values in zip(*(named_gaze(s.gaze) for s in scores.values())))
+    assert right / named >= 0.65, (right, named)
