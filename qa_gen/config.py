@@ -16,3 +16,12 @@ class QAConfig:
     time_step_seconds: float = 0.5  # times printed in questions are rounded to this
     reciprocal_window_seconds: float = 3.0  # G6: a gesture back within this long after the first one ends
     response_window_seconds: float = 3.0  # C2/C3/T5: how long after a gesture or gaze a response counts
+
+
+@dataclass(frozen=True)
+class ScoreConfig:
+    """Settings of `socialtrace score` (qa_gen/scoring.py). Not part of a run's ``Config``: scoring reads
+    finished tables and never changes them, so these must not change a run's config hash."""
+
+    time_tolerance_seconds: float = 0.5  # a stated time within this of the reference's counts (one 2 fps step)
+    blind_folds: int = 5  # cross-validation folds (over videos) for the blind text-only guessers

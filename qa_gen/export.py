@@ -113,6 +113,12 @@ def grasp_bench_item(row: Mapping, clip_file: str) -> dict:
             "difficulty": row["difficulty"],
             "qa_id": row["qa_id"],
             "time_range": list(row["time_range"]),
+            # beyond what GRASP's loader reads: what `socialtrace score` needs to score grounding and
+            # reasoning from this folder exactly as from OUT/qa
+            "video_id": row["video_id"],
+            "format": row["format"],
+            "grounding": [dict(g) for g in row["grounding"]],
+            "reasoning_trace": [dict(step) for step in row["reasoning_trace"]],
         },
     }
 
