@@ -270,11 +270,12 @@ def _bars(ax, groups: dict[str, dict], series, title: str) -> dict:
         ax.bar(x + (k - (len(series) - 1) / 2) * width, [v if v is not None else 0.0 for v in values], width,
                label=label, color=colour)
     ax.set_xticks(x, names)
-    ax.set_ylim(0, 1.05)
+    ax.set_ylim(0, 1.2)  # room above 1.0 for the legend, so it never hides a bar
+    ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
     ax.set_title(title, fontsize=10)
     ax.grid(axis="y", alpha=0.3)
     if drawn:
-        ax.legend(fontsize=7, loc="upper right")
+        ax.legend(fontsize=7, loc="upper center", ncol=len(drawn), frameon=False)
     return drawn
 
 
