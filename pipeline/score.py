@@ -67,11 +67,14 @@ def load_qa_items(source: str) -> tuple[list[dict], str, list[dict]]:
             items, bad = read_qa(source).to_pylist(), []
         except FileNotFoundError as exc:
             raise ScoreError(str(exc)) from None
+        except (ValueError, OSError) as exc:  # pyarrow's read errors are among these
+            raise ScoreError(f"{source}: qa/ is not a socialtrace QA table ({exc})") from None
         layout = "socialtrace"
     else:
         raise ScoreError(f"{source}: neither a socialtrace output folder (no qa/) nor a GRASP-Bench folder (no json/)")
     if not items:
-        raise ScoreError(f"{source}: no QA items to score")
+        unreadable = f" ({len(bad)} unreadable, e.g. {bad[0]['file']}: {bad[0]['error']})" if bad else ""
+        raise ScoreError(f"{source}: no QA items to score{unreadable}")
     return items, layout, bad
 
 
@@ -85,14 +88,19 @@ class Predictions:
         self.problems.setdefault(kind, []).append(entry)
 
 
-def read_predictions(path: str, known_ids: set[str]) -> Predictions:
-    """Parse PREDICTIONS.jsonl; every bad line is recorded under its kind, the first line per qa_id wins."""
+def prediction_lines(path: str) -> list[str]:
+    """The lines of PREDICTIONS.jsonl; a missing or empty file is a ScoreError naming it."""
     if not os.path.isfile(path):
         raise ScoreError(f"{path}: predictions file not found")
     with open(path, encoding="utf-8", errors="replace") as f:
         lines = f.read().splitlines()
     if not any(line.strip() for line in lines):
         raise ScoreError(f"{path}: predictions file is empty (expected JSON lines with qa_id and answer)")
+    return lines
+
+
+def read_predictions(lines: list[str], known_ids: set[str]) -> Predictions:
+    """Parse the prediction lines; every bad line is recorded under its kind, the first line per qa_id wins."""
     out = Predictions()
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -182,8 +190,9 @@ def score(predictions_path: str, qa_source: str, config: ScoreConfig = ScoreConf
           embedder: Optional[tuple[Optional[scoring.Embed], str]] = None) -> dict:
     """The full report (what score.json holds). ``embedder`` = (embed, description) to reuse a loaded
     model; by default the `score` extra's model is loaded when installed."""
+    lines = prediction_lines(predictions_path)  # before the QA table: a wrong path fails at once
     items, layout, bad_files = load_qa_items(qa_source)
-    predictions = read_predictions(predictions_path, {it["qa_id"] for it in items})
+    predictions = read_predictions(lines, {it["qa_id"] for it in items})
     embed, semantic_note = embedder if embedder is not None else load_embedder()
     scores = scoring.score_items(items, predictions.by_id, embed=embed, time_tolerance=config.time_tolerance_seconds)
 

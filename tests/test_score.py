@@ -320,8 +320,18 @@ def test_empty_or_missing_predictions_is_a_one_line_error(synthetic_out, tmp_pat
         score(str(empty), synthetic_out, embedder=NO_EMBEDDER)
     with pytest.raises(ScoreError, match="missing.jsonl: predictions file not found"):
         score(str(tmp_path / "missing.jsonl"), synthetic_out, embedder=NO_EMBEDDER)
+    some = write_jsonl(tmp_path / "some.jsonl", [{"qa_id": "x", "answer": "A"}])
     with pytest.raises(ScoreError, match="neither a socialtrace output folder"):
-        score(str(empty), str(tmp_path), embedder=NO_EMBEDDER)
+        score(some, str(tmp_path), embedder=NO_EMBEDDER)
+    (tmp_path / "qa").mkdir()
+    (tmp_path / "qa" / "part-0.parquet").write_text("not parquet")
+    with pytest.raises(ScoreError, match="qa/ is not a socialtrace QA table"):
+        score(some, str(tmp_path), embedder=NO_EMBEDDER)
+    bench = tmp_path / "bench" / "json"
+    bench.mkdir(parents=True)
+    (bench / "broken.json").write_text("{")
+    with pytest.raises(ScoreError, match="no QA items to score .1 unreadable, e.g. .*broken.json: JSONDecodeError"):
+        score(some, str(tmp_path / "bench"), embedder=NO_EMBEDDER)
 
     result = CliRunner().invoke(app, ["score", str(empty), "--qa", synthetic_out])
     assert result.exit_code == 2
