@@ -315,6 +315,9 @@ def render_command(
                   f"{result.height}, {result.fps:g} fps)" + (f" and {timeline}" if timeline is not None else ""))
 
 
+from qa_gen.config import ScoreConfig  # noqa: E402  (kept with the score command: defaults of its flags)
+
+
 @app.command("score")
 def score_command(
     predictions: Path = typer.Argument(..., help="JSON lines, one per answered item: {\"qa_id\": ..., \"answer\": "
@@ -326,10 +329,10 @@ def score_command(
                                   "GRASP-Bench-layout folder (json/<name>.json, from `socialtrace export --format "
                                   "grasp-bench` or any other source)."),
     dest: Optional[Path] = typer.Option(None, "--out", "-o", help="Folder for score.json and score.png "
-                                        "[default: PREDICTIONS' folder / <PREDICTIONS name>_score]."),
-    folds: int = typer.Option(5, min=2, help="Cross-validation folds (whole videos per fold) for the blind "
+                                        "(default: <PREDICTIONS name>_score next to PREDICTIONS)."),
+    folds: int = typer.Option(ScoreConfig.blind_folds, min=2, help="Cross-validation folds (whole videos per fold) for the blind "
                               "text-only reference row."),
-    time_tolerance: float = typer.Option(0.5, min=0.0, help="Seconds within which a time stated in an open-ended "
+    time_tolerance: float = typer.Option(ScoreConfig.time_tolerance_seconds, min=0.0, help="Seconds within which a time stated in an open-ended "
                                          "answer counts as the reference's time."),
     verbose: bool = VERBOSE,
 ) -> None:
@@ -339,7 +342,6 @@ def score_command(
     from rich.console import Console as StdoutConsole
 
     from pipeline.score import ScoreError, run_score
-    from qa_gen.config import ScoreConfig
 
     if dest is None:
         dest = predictions.parent / f"{predictions.stem}_score"
