@@ -372,3 +372,34 @@ def test_semantic_model_loads_offline_from_site_packages(embedder, monkeypatch):
     vectors = embed(["Person 1 points at Person 2.", "Person 1 gestures toward Person 2.", "The soup is cold."])
     similar, unrelated = float(vectors[0] @ vectors[1]), float(vectors[0] @ vectors[2])
     assert similar > 0.5 > unrelated
+
+
+class _Memorizer:
+    """A probe guesser that remembers every training item's key and peeks at the answered item's key:
+    it can only score above the share of "A" keys if the cross-validation leaks."""
+
+    name = "memorizer"
+
+    def __init__(self, train):
+        self.keys = {it["qa_id"]: "ABCD".index(it["answer"]) for it in train}
+
+    def predict(self, item):
+        if "answer" in item:
+            return "ABCD".index(item["answer"])
+        return self.keys.get(item["qa_id"], 0)
+
+
+def test_blind_guessers_never_see_what_they_answer(items):
+    from qa_gen.scoring import blind_baseline
+
+    mcq = [it for it in items if it["options"]]
+    result = blind_baseline(items, [it["qa_id"] for it in mcq], lambda train: [_Memorizer(train)], n_folds=5)
+    assert result.method.startswith("5-fold cross-validation over 8 videos")
+    assert set(result.correct) == {it["qa_id"] for it in mcq}
+    assert result.accuracies["memorizer"] == sum(it["answer"] == "A" for it in mcq) / len(mcq)
+
+    one_video = [it for it in items if it["video_id"] == items[0]["video_id"]]
+    single = blind_baseline(one_video, [it["qa_id"] for it in one_video], lambda train: [_Memorizer(train)], n_folds=5)
+    assert "over items (one video only" in single.method
+    assert single.accuracies["memorizer"] == pytest.approx(
+        sum(it["answer"] == "A" for it in one_video if it["options"]) / sum(bool(it["options"]) for it in one_video))
