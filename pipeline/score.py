@@ -61,15 +61,14 @@ def load_qa_items(source: str) -> tuple[list[dict], str, list[dict]]:
         items, bad = _grasp_bench_items(source)
         layout = "grasp-bench"
     elif os.path.isdir(os.path.join(source, "qa")) or "://" in source:
-        from qa_gen.export import read_qa
+        from pipeline.storage import OutputStore
 
         try:
-            items, bad = read_qa(source).to_pylist(), []
-        except FileNotFoundError as exc:
-            raise ScoreError(str(exc)) from None
+            items = OutputStore(source).read_table("qa").to_pylist()
         except (ValueError, OSError) as exc:  # pyarrow's read errors are among these
             raise ScoreError(f"{source}: qa/ is not a socialtrace QA table ({exc})") from None
-        layout = "socialtrace"
+        items.sort(key=lambda it: (it["video_id"], it["qa_id"]))
+        bad, layout = [], "socialtrace"
     else:
         raise ScoreError(f"{source}: neither a socialtrace output folder (no qa/) nor a GRASP-Bench folder (no json/)")
     if not items:

@@ -19,7 +19,7 @@ from pipeline.cli import app
 from pipeline.config import QAConfig
 from pipeline.score import ScoreError, load_embedder, load_qa_items, score, write_chart, write_json
 from pipeline.storage import OutputStore
-from qa_gen import export, generate_qa
+from qa_gen import generate_qa
 from qa_gen.export import grasp_bench_item
 from qa_gen.scoring import parse_choice, person_recall, social_grounding_reward, time_recall, times_stated
 from test_export import VIDEO_ID as KITCHEN_ID, out_dir  # noqa: F401  (the kitchen OUT fixture)
@@ -260,12 +260,13 @@ def test_grasp_bench_layout_scores_like_its_out_folder(synthetic_out, items, tmp
     assert _metrics(from_bench) == _metrics(from_out)
 
 
-def test_real_grasp_bench_export_scores_like_out(out_dir, media_dir, tmp_path):  # noqa: F811
+def test_real_grasp_bench_export_scores_like_out(out_dir, tmp_path):  # noqa: F811
     """A real export (labelled video and json) of the kitchen clip, scored with predictions that name the
     clip's qa_ids, and the same folder with qa_id removed from the json (GRASP's own benchmark has none):
     then the file name is the id."""
     dest = tmp_path / "bench"
-    export(out_dir, "grasp-bench", str(dest), videos={KITCHEN_ID: str(media_dir / "atd_kitchen.mp4")})
+    result = CliRunner().invoke(app, ["export", out_dir, "--format", "grasp-bench", "-o", str(dest)])
+    assert result.exit_code == 0, result.output
     qa = OutputStore(out_dir).read_table("qa").to_pylist()
     records = [{"qa_id": r["qa_id"], "answer": "B" if r["options"] else r["answer_text"][:40]} for r in qa]
     preds = write_jsonl(tmp_path / "p.jsonl", records)
