@@ -27,6 +27,7 @@ LETTERS = "ABCD"
 _WORD = re.compile(r"[a-z]+|\d+(?:\.\d+)?")
 _PERSON = re.compile(r"\bperson \d+\b")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_PERSON_ID = re.compile(r"\bPerson (\d+)\b")
 
 
 def _body(option: str) -> str:
@@ -174,6 +175,11 @@ class BagOfWordsLogistic(Guesser):
         feats += ["t|" + template + "|" + g for g in grams]
         feats += ["q|" + q + "|" + w for q in question for w in set(words)]
         feats.append("shape|" + template + "|" + _shape(_body(option)))
+        # people named in both the question and the option (people are abstracted above)
+        named = set(_PERSON_ID.findall(item["question"]))
+        in_option = _PERSON_ID.findall(_body(option))
+        feats.append("pq|" + template + "|" + str(min(sum(p in named for p in in_option), 3)) + "|"
+                     + str(min(len(in_option), 3)))
         return [self._hash(f) for f in feats]
 
     def predict(self, item: dict) -> int:

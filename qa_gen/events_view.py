@@ -6,7 +6,7 @@ Everything qa_gen knows about how the events stage encodes a relation lives here
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Optional, Sequence
 
 import numpy as np
@@ -115,6 +115,19 @@ def read_events(events: pa.Table) -> list[Event]:
             )
         )
     out.sort(key=lambda e: (e.start, e.event_id))
+    return out
+
+
+def clip_to(events: Sequence[Event], duration: float) -> list[Event]:
+    """Events with their times cut to the clip [0, duration]: the events stage may close an interval one
+    frame after the last sampled frame, and nothing after the clip's end was observed. Events left with no
+    time inside the clip are dropped."""
+    out = []
+    for e in events:
+        start, end = max(0.0, e.start), min(float(duration), e.end)
+        if end <= start:
+            continue
+        out.append(e if (start, end) == (e.start, e.end) else replace(e, start=start, end=end))
     return out
 
 
