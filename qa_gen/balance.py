@@ -2,8 +2,8 @@
 
 Balancing answer letters is not enough: when a template's answer is nearly always of one kind ("not within
 3 seconds", "nobody", eye contact), a model learns that prior instead of watching. Each candidate names its
-answer class; within one clip no class of a template keeps more items than the next most frequent class
-(at least one), so a clip whose events all give the same kind of answer contributes one such item.
+answer class; within one clip no class of a template keeps more items than its rarest class present, so
+a clip whose events all give the same kind of answer contributes one such item.
 """
 from __future__ import annotations
 
@@ -26,8 +26,7 @@ def balance_answer_classes(rows: list[dict], answer_class: Mapping[str, str], se
         by_class: dict[str, list[dict]] = defaultdict(list)
         for row in items:
             by_class[answer_class[row["qa_id"]]].append(row)
-        counts = sorted((len(v) for v in by_class.values()), reverse=True)
-        cap = max(1, counts[1] if len(counts) > 1 else 0)
+        cap = min(len(v) for v in by_class.values())
         for members in by_class.values():
             ordered = sorted(members, key=lambda r: stable_hash(seed, r["qa_id"], "balance"))
             dropped.update(r["qa_id"] for r in ordered[cap:])

@@ -68,16 +68,21 @@ class Guesser:
         raise NotImplementedError
 
 
-def _argmax(scores: Sequence[float]) -> int:
-    """The first index of the largest score (ties go to the earliest option, like a fixed letter)."""
-    return int(np.argmax(np.asarray(scores, dtype=float)))
+def _argmax(scores: Sequence[float], item: dict) -> int:
+    """The index of the largest score; ties are broken by a hash of the question, the same in every run
+    (always taking the first would measure how letters fall in one template, not the text)."""
+    values = np.asarray(scores, dtype=float)
+    best = np.flatnonzero(values >= values.max() - 1e-12)
+    if len(best) == 1:
+        return int(best[0])
+    return int(best[zlib.crc32(str(item.get("question", "")).encode()) % len(best)])
 
 
 class LongestOption(Guesser):
     name = "longest_option"
 
     def predict(self, item: dict) -> int:
-        return _argmax([len(_body(o)) for o in item["options"]])
+        return _argmax([len(_body(o)) for o in item["options"]], item)
 
 
 class WordOverlap(Guesser):
@@ -87,7 +92,7 @@ class WordOverlap(Guesser):
 
     def predict(self, item: dict) -> int:
         question = set(_words(item["question"]))
-        return _argmax([len(question & set(_words(_body(o)))) for o in item["options"]])
+        return _argmax([len(question & set(_words(_body(o)))) for o in item["options"]], item)
 
 
 class TemplateMajority(Guesser):
@@ -115,7 +120,7 @@ class TemplateMajority(Guesser):
             shape = _shape(_body(option))
             # correct count first; the right-rate (smoothed) breaks ties between shapes seen equally often
             scores.append(right[shape] + (right[shape] + 1) / (offered[shape] + 4))
-        return _argmax(scores)
+        return _argmax(scores, item)
 
 
 class BagOfWordsLogistic(Guesser):
@@ -183,7 +188,7 @@ class BagOfWordsLogistic(Guesser):
         return [self._hash(f) for f in feats]
 
     def predict(self, item: dict) -> int:
-        return _argmax([float(self.weights[self._features(item, o)].sum()) for o in item["options"]])
+        return _argmax([float(self.weights[self._features(item, o)].sum()) for o in item["options"]], item)
 
 
 def fit_guessers(train_items: list[dict]) -> list[Guesser]:

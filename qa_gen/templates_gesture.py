@@ -32,31 +32,29 @@ def g1_recognition(ctx: VideoContext) -> Iterator[Candidate]:
             continue
         a, b = inner_window(e.start, e.end, ctx.step)
         sa, sb = fmt_time(a, ctx.step), fmt_time(b, ctx.step)
-        # what / whom does X gesture at
-        rng = ctx.rng("G1.target", e.event_id)
-        aimed = ctx.gestured_at(e.actor, a, b)
-        present = ctx.presence.present_in(a, b, exclude=[e.actor])
-        # false targets drawn from what is gestured at in this clip, plus the faces present
-        pool = {Target("person", p) for p in present}
-        pool |= {o.target for o in ctx.of_type(*GESTURE_TYPES) if o.target is not None
-                 and (o.target.person_id < 0 or o.target.person_id in present)}
-        pool = sorted(pool)
-        correct = target_phrase(e.target, e.actor)
-        faces = [target_phrase(Target("person", p)) for p in present if Target("person", p).key not in aimed]
-        distractors = pick_distractors(rng, faces[:1], [target_phrase(t, e.actor) for t in pool
-                                                        if t.key not in aimed], correct)
+        # what / whom does X point or reach at: asked of these two only, whose targets are people and
+        # things alike (one hands or shows something to a person, so there the verb gives the kind away);
+        # the options are two people and two things, so the kind of the answer is not given away either
         if e.event_type in ("pointing", "reaching"):
-            q = choose(rng, ["Whom or what does {p} {verb} between {a} and {b} seconds?",
-                             "Between {a} and {b} seconds, what is the target when {p} {verbs}?"],
-                       p=person(e.actor), verb=BASE_VERBS[e.event_type], verbs=GESTURE_VERBS[e.event_type].split()[0],
-                       a=sa, b=sb)
-        else:
-            q = choose(rng, ["To whom or what does {p} {verb} between {a} and {b} seconds?",
-                             "Between {a} and {b} seconds, who or what does {p} {verb} to?"],
-                       p=person(e.actor), verb=BASE_VERBS[e.event_type][: -len(" to")], a=sa, b=sb)
-        yield Candidate("G1", "G1.target", q, correct, distractors,
-                        [event_sentence(e, ctx.step), f"The target of the gesture is {correct}."],
-                        [e], _named(e), (a, b), norms=_norm(e), answer_class=e.target.kind)
+            rng = ctx.rng("G1.target", e.event_id)
+            aimed = ctx.gestured_at(e.actor, a, b)
+            present = ctx.presence.present_in(a, b, exclude=[e.actor])
+            faces = [Target("person", p) for p in present]
+            things = sorted({t for t in ctx.object_targets} | {o.target for o in ctx.of_type(*GESTURE_TYPES)
+                                                               if o.target is not None and o.target.kind == "object"})
+            same, other = (faces, things) if e.target.kind in ("person", "hands") else (things, faces)
+            same = [target_phrase(t, e.actor) for t in same if t.key not in aimed]
+            other = [target_phrase(t, e.actor) for t in other if t.key not in aimed]
+            correct = target_phrase(e.target, e.actor)
+            distractors = pick_distractors(rng, [], same, correct, 1) + pick_distractors(rng, [], other, correct, 2)
+            if len(distractors) == 3:
+                q = choose(rng, ["Whom or what does {p} {verb} between {a} and {b} seconds?",
+                                 "Between {a} and {b} seconds, what is the target when {p} {verbs}?"],
+                           p=person(e.actor), verb=BASE_VERBS[e.event_type],
+                           verbs=GESTURE_VERBS[e.event_type].split()[0], a=sa, b=sb)
+                yield Candidate("G1", "G1.target", q, correct, distractors,
+                                [event_sentence(e, ctx.step), f"The target of the gesture is {correct}."],
+                                [e], _named(e), (a, b), norms=_norm(e), answer_class=e.target.kind)
         # who gestures at T
         rng = ctx.rng("G1.who", e.event_id)
         others = ctx.presence.present_in(a, b, exclude=[e.actor, e.target.person_id])
@@ -84,9 +82,10 @@ def g2_type(ctx: VideoContext) -> Iterator[Candidate]:
         rng = ctx.rng("G2.type", e.event_id)
         correct = GESTURE_TYPE_PHRASES[e.event_type]
         distractors = [GESTURE_TYPE_PHRASES[k] for k in GESTURE_TYPES if k != e.event_type]
-        q = choose(rng, ["What kind of gesture does {p} make toward {t} between {a} and {b} seconds?",
-                         "Between {a} and {b} seconds, which gesture does {p} direct at {t}?"],
-                   p=person(e.actor), t=target_phrase(e.target, e.actor), a=fmt_time(a, ctx.step), b=fmt_time(b, ctx.step))
+        # the target is not named: what one points at or hands over would narrow the kind down
+        q = choose(rng, ["What kind of gesture does {p} make between {a} and {b} seconds?",
+                         "Between {a} and {b} seconds, which gesture does {p} make?"],
+                   p=person(e.actor), a=fmt_time(a, ctx.step), b=fmt_time(b, ctx.step))
         yield Candidate("G2", "G2.type", q, correct, distractors,
                         [event_sentence(e, ctx.step), f"The gesture is {correct.lower()}."],
                         [e], _named(e), (a, b), norms=_norm(e), answer_class=e.event_type)
