@@ -64,8 +64,13 @@ class VideoContext:
     response_window: float = 3.0
     by_id: dict[int, Event] = field(init=False)
 
+    conflicted: frozenset = field(init=False)
+
     def __post_init__(self) -> None:
         self.by_id = {e.event_id: e for e in self.events}
+        gaze = [e for e in self.events if looks_of(e) or e.event_type in ("mutual_gaze", "gaze_aversion")]
+        self.conflicted = frozenset(e.event_id for i, e in enumerate(gaze) for o in gaze[:i] + gaze[i + 1:]
+                                    if contradicts(e, o, 0.5 * self.step))
 
     def rng(self, *parts: object) -> random.Random:
         """A generator seeded by (seed, video, parts): the same item always gets the same wording."""
@@ -76,9 +81,13 @@ class VideoContext:
         return [e for e in self.events if e.event_type in types and self.trusted(e)]
 
     def trusted(self, e: Event) -> bool:
-        """Gaze following is asked about only when each person's own look at the target is recorded too
+        """May an item rest on ``e``? Not when it lasts less than half a sampling step, nor when another
+        event contradicts it (one person on two targets at once, eye contact during its own breaking off):
+        where the events stage disagrees with itself, at least one of the two is wrong. Gaze following is asked about only when each person's own look at the target is recorded too
         (the leader's when it begins, the follower's when they turn) and the target is not a part of
         either of them: a following event without that support would make a false item."""
+        if e.duration < 0.5 * self.step or e.event_id in self.conflicted:
+            return False  # seen for less than a sample, or contradicted by another event: no item rests on it
         if e.event_type != "gaze_following":
             return True
         if e.leader is None or e.follower is None or e.target is None or e.target.person_id in (e.leader, e.follower):

@@ -20,11 +20,11 @@ def _window(ctx: VideoContext, e) -> tuple[float, float, str, str]:
 
 def _target_pool(ctx: VideoContext, a: float, b: float, viewer: int) -> list[Target]:
     """False options for where ``viewer`` looks during [a, b], drawn from what could be true in this
-    clip: the faces of the people present and every target someone looks at somewhere in the clip (so
+    clip: the faces and hands of the people present and every target someone looks at in the clip (so
     "the camera" or "their own hands" is offered only where someone does look there, and no option is
     one that is never an answer)."""
     present = ctx.presence.present_in(a, b, exclude=[viewer])
-    pool = {Target("person", p) for p in present}
+    pool = {Target("person", p) for p in present} | {Target("hands", p) for p in present}
     for e in ctx.of_type("gaze_at"):
         t = e.target
         if t is None or t.kind == "location":
@@ -68,6 +68,11 @@ def t1_gaze_target(ctx: VideoContext) -> Iterator[Candidate]:
         rng.shuffle(kinds)
         firsts = [rng.choice(by_kind[k]) for k in kinds]
         distractors = pick_distractors(rng, firsts, [p for v in by_kind.values() for p in v], correct)
+        if len(distractors) < 3:  # few people: one's own hands and the camera are always there to look at
+            fillers = [target_phrase(t, e.actor) for t in (Target("hands", e.actor), Target("camera"))
+                       if t.key not in seen]
+            distractors += pick_distractors(rng, fillers, [], correct, 3 - len(distractors))
+            distractors = list(dict.fromkeys(distractors))
         q = choose(rng, ["Who or what is {p} looking at between {a} and {b} seconds?",
                          "Between {a} and {b} seconds, what does {p} look at?",
                          "Where is {p}'s gaze directed from {a} to {b} seconds?"],

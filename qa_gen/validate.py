@@ -80,6 +80,8 @@ def validate_item(item: dict, context: ValidationContext) -> Optional[str]:
     a, b = float(time_range[0]), float(time_range[1])
     if not (0.0 <= a < b <= context.duration + context.time_tolerance):
         return "time_range_outside_clip"
+    if any(t > context.duration + 0.5 * context.time_tolerance for t in told_times(item.get("question", ""))):
+        return "time_outside_clip"
     cited = list(item.get("source_event_ids") or [])
     if not cited or any(int(i) not in context.event_ids for i in cited):
         return "unknown_source_event"
@@ -94,6 +96,15 @@ def validate_item(item: dict, context: ValidationContext) -> Optional[str]:
     if any(not context.presence.present(p, a, b) for p in named):
         return "person_absent"
     return None
+
+
+_TOLD_TIME = re.compile(r"(?:\b(?:between|from|at)\s|\()(\d+(?:\.\d+)?)(?:\s(?:and|to)\s(\d+(?:\.\d+)?))?\s+seconds",
+                        re.IGNORECASE)
+
+
+def told_times(text: str) -> list[float]:
+    """Clip times a question names ("between 1.0 and 2.5 seconds", "at 3.0 seconds"), not durations."""
+    return [float(v) for m in _TOLD_TIME.finditer(text) for v in m.groups() if v is not None]
 
 
 def _normalise(question: str) -> str:
