@@ -34,12 +34,15 @@ def g1_recognition(ctx: VideoContext) -> Iterator[Candidate]:
         sa, sb = fmt_time(a, ctx.step), fmt_time(b, ctx.step)
         # what / whom does X point or reach at: asked of these two only, whose targets are people and
         # things alike (one hands or shows something to a person, so there the verb gives the kind away);
-        # the options are two people and two things, so the kind of the answer is not given away either
+        # the options are two people and two things where the scene has them, so the kind of the answer
+        # is not given away either
         if e.event_type in ("pointing", "reaching"):
             rng = ctx.rng("G1.target", e.event_id)
             aimed = ctx.gestured_at(e.actor, a, b)
             present = ctx.presence.present_in(a, b, exclude=[e.actor])
-            faces = [Target("person", p) for p in present]
+            faces = [Target("person", p) for p in present] + sorted(
+                {o.target for o in ctx.of_type(*GESTURE_TYPES) if o.target is not None and o.target.kind == "hands"
+                 and o.target.person_id in present})
             things = sorted({t for t in ctx.object_targets} | {o.target for o in ctx.of_type(*GESTURE_TYPES)
                                                                if o.target is not None and o.target.kind == "object"})
             same, other = (faces, things) if e.target.kind in ("person", "hands") else (things, faces)
@@ -47,6 +50,8 @@ def g1_recognition(ctx: VideoContext) -> Iterator[Candidate]:
             other = [target_phrase(t, e.actor) for t in other if t.key not in aimed]
             correct = target_phrase(e.target, e.actor)
             distractors = pick_distractors(rng, [], same, correct, 1) + pick_distractors(rng, [], other, correct, 2)
+            distractors += pick_distractors(rng, [], [t for t in same + other if t not in distractors], correct,
+                                            3 - len(distractors))
             if len(distractors) == 3:
                 q = choose(rng, ["Whom or what does {p} {verb} between {a} and {b} seconds?",
                                  "Between {a} and {b} seconds, what is the target when {p} {verbs}?"],
