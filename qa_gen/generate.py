@@ -17,7 +17,7 @@ from qa_gen.events_view import Presence, clip_to, read_events
 from qa_gen.templates_cross import CROSS_FAMILIES
 from qa_gen.templates_gaze import GAZE_FAMILIES
 from qa_gen.templates_gesture import GESTURE_FAMILIES
-from qa_gen.validate import ValidationContext, drop_near_duplicates, validate_item
+from qa_gen.validate import ValidationContext, drop_conflicting_keys, drop_near_duplicates, validate_item
 
 FAMILIES = GAZE_FAMILIES + GESTURE_FAMILIES + CROSS_FAMILIES
 
@@ -123,7 +123,10 @@ def generate_qa(events: pa.Table, tracks: pa.Table, config: QAConfig, seed: int,
             seen_ids.add(row["qa_id"])
             staged.append((row, candidate))
 
-    rows, n_dup = drop_near_duplicates([r for r, _ in staged], config.near_duplicate_threshold)
+    rows, n_conflict = drop_conflicting_keys([r for r, _ in staged])
+    if n_conflict:
+        drops["same_question_other_answer"] += n_conflict
+    rows, n_dup = drop_near_duplicates(rows, config.near_duplicate_threshold)
     if n_dup:
         drops["near_duplicate"] += n_dup
     by_id = {r["qa_id"]: c for r, c in staged}

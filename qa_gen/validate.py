@@ -113,6 +113,20 @@ def _normalise(question: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+def drop_conflicting_keys(items: Iterable[dict]) -> tuple[list[dict], int]:
+    """Drop every item whose question (same format, case and spacing aside) another item of the clip
+    asks with a different answer: the events gave two readings of one moment, and neither is kept.
+    Returns (kept, number dropped)."""
+    items = list(items)
+    answers: dict[tuple, set] = {}
+    for item in items:
+        key = (item["format"], re.sub(r"\s+", " ", item["question"].lower()).strip())
+        answers.setdefault(key, set()).add(item["answer_text"].lower())
+    kept = [it for it in items
+            if len(answers[(it["format"], re.sub(r"\s+", " ", it["question"].lower()).strip())]) == 1]
+    return kept, len(items) - len(kept)
+
+
 def _overlap(a: list, b: list) -> bool:
     return float(a[0]) < float(b[1]) and float(b[0]) < float(a[1])
 
