@@ -10,7 +10,7 @@ from qa_gen.context import Claim, VideoContext, claim_of, contradicts
 from qa_gen.events_view import Target, people_of
 from qa_gen.template_tools import NORMS, near_durations
 from qa_gen.wording import (GAZE_TYPE_PHRASES, choose, event_sentence, fmt_seconds, fmt_time, inner_window,
-                            person, persons_list, target_phrase)
+                            instant_of, person, persons_list, target_phrase)
 
 
 def _window(ctx: VideoContext, e) -> tuple[float, float, str, str]:
@@ -297,7 +297,8 @@ def t6_group_attention(ctx: VideoContext) -> Iterator[Candidate]:
         present = ctx.presence.present_in(a, b)
         active = set().union(*(people_of(o) for o in [e] + related))
         idle = [p for p in present if p not in active]
-        sentences = [event_sentence(o, ctx.step, (a, b)) for o in sorted(cited, key=lambda o: (max(o.start, a), o.event_id))]
+        told = sorted(cited, key=lambda o: (instant_of(o) if instant_of(o) is not None else max(o.start, a), o.event_id))
+        sentences = [event_sentence(o, ctx.step, (a, b)) for o in told]
         if idle:
             sentences.append(f"{persons_list(idle)} take{'s' if len(idle) == 1 else ''} no part in it.")
         elif len(sentences) < 2:

@@ -236,7 +236,7 @@ def g5_chains(ctx: VideoContext) -> Iterator[Candidate]:
                          "Which sequence of gestures involving {p} takes place?"], p=person(pid))
         open_q = choose(rng, ["Describe the chain of gestures involving {p}.",
                               "What gestures involve {p}, and in what order?"], p=person(pid))
-        span = (steps[0].start, steps[-1].end)
+        span = (min(e.start for e in steps), max(e.end for e in steps))
         yield Candidate("G5", "G5.chain", q, correct, distractors,
                         [event_sentence(e, ctx.step) for e in steps]
                         + ([f"In all, {person(pid)} takes part in {len(steps)} gestures."] if len(chain) == len(steps) else []),
