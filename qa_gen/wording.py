@@ -1,15 +1,18 @@
-"""Natural wording: names, times at the sampling step, targets, and one factual sentence per event.
+"""The one phrasing of events: names, times at the sampling step, targets, one clause and one factual
+sentence per event. QA questions, answers and evidence steps, `socialtrace inspect`, render captions and
+the timeline legend all take their words from here, so an event reads the same everywhere.
 
 Questions say "eye contact", never "mutual_gaze"; people are "Person N" as drawn in exported videos.
-Nothing here hedges: every sentence states what the events table records.
+Nothing here hedges: every sentence states what the events table records. ASCII only (OpenCV draws the
+captions and has no Unicode).
 """
 from __future__ import annotations
 
 import math
 import random
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Mapping, Optional, Sequence
 
-from qa_gen.events_view import Event, Target
+from qa_gen.events_view import Event, Target, event_from_row
 
 # Noun phrases for gaze event types, used as T2 options (same grammatical form, similar length).
 GAZE_TYPE_PHRASES = {
@@ -130,6 +133,9 @@ def clause(kind: str, actor: Optional[int] = None, other: Optional[int] = None, 
         return f"{persons_list(group)} make eye contact during a gesture"
     if kind == "gaze_gesture_alignment":
         return f"{person(actor)} looks at what they gesture at"
+    if kind in ("co_occur", "adjacent"):
+        when = "at the same time" if kind == "co_occur" else "one after the other"
+        return f"{persons_list(group)} {'look and gesture' if len(list(group)) != 1 else 'looks and gestures'} {when}"
     raise ValueError(f"no wording for event kind {kind!r}")
 
 
@@ -142,7 +148,7 @@ def event_roles(event: Event) -> dict:
         return {"actor": leader, "other": follower, "target": event.target}
     if k == "gaze_aversion":
         return {"actor": event.actor, "other": partner_of(event)}
-    if k in ("mutual_gaze", "joint_attention", "attention_capture", "eye_contact_during_gesture"):
+    if k in ("mutual_gaze", "joint_attention", "attention_capture", "eye_contact_during_gesture", "co_occur", "adjacent"):
         return {"group": event.persons, "target": None if k == "mutual_gaze" else event.target}
     return {"actor": event.actor, "target": event.target}
 
@@ -153,6 +159,26 @@ def event_clause(event: Event) -> str:
         return clause(event.event_type, **event_roles(event))
     except ValueError:
         return f"{persons_list(event.persons)} take part in an interaction"
+
+
+def describe_row(row: Mapping) -> str:
+    """``event_clause`` of one events-table row (a dict): for inspect and render captions."""
+    return event_clause(event_from_row(row))
+
+
+# English names of event types, for legends and headings
+EVENT_TYPE_NAMES = {"gaze_at": "looking at", "mutual_gaze": "eye contact", "joint_attention": "shared attention",
+                    "gaze_following": "gaze following", "attention_capture": "attention capture",
+                    "sudden_gaze_shift": "sudden gaze shift", "gaze_aversion": "breaking eye contact",
+                    "pointing": "pointing", "reaching": "reaching", "showing": "showing", "giving": "giving",
+                    "co_occur": "gaze and gesture together", "adjacent": "gaze and gesture in turn",
+                    "gaze_follows_gesture": "looking where someone gestures",
+                    "eye_contact_during_gesture": "eye contact during a gesture",
+                    "gaze_gesture_alignment": "looking where one gestures"}
+
+
+def event_type_name(kind: str) -> str:
+    return EVENT_TYPE_NAMES.get(kind, kind.replace("_", " "))
 
 
 def gesture_clause(event: Event) -> str:
