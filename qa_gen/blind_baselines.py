@@ -27,6 +27,7 @@ LETTERS = "ABCD"
 _WORD = re.compile(r"[a-z]+|\d+(?:\.\d+)?")
 _PERSON = re.compile(r"\bperson \d+\b")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_PERSON_ID = re.compile(r"\bPerson (\d+)\b")
 
 
 def _body(option: str) -> str:
@@ -67,16 +68,21 @@ class Guesser:
         raise NotImplementedError
 
 
-def _argmax(scores: Sequence[float]) -> int:
-    """The first index of the largest score (ties go to the earliest option, like a fixed letter)."""
-    return int(np.argmax(np.asarray(scores, dtype=float)))
+def _argmax(scores: Sequence[float], item: dict) -> int:
+    """The index of the largest score; ties are broken by a hash of the question, the same in every run
+    (always taking the first would measure how letters fall in one template, not the text)."""
+    values = np.asarray(scores, dtype=float)
+    best = np.flatnonzero(values >= values.max() - 1e-12)
+    if len(best) == 1:
+        return int(best[0])
+    return int(best[zlib.crc32(str(item.get("question", "")).encode()) % len(best)])
 
 
 class LongestOption(Guesser):
     name = "longest_option"
 
     def predict(self, item: dict) -> int:
-        return _argmax([len(_body(o)) for o in item["options"]])
+        return _argmax([len(_body(o)) for o in item["options"]], item)
 
 
 class WordOverlap(Guesser):
@@ -86,7 +92,7 @@ class WordOverlap(Guesser):
 
     def predict(self, item: dict) -> int:
         question = set(_words(item["question"]))
-        return _argmax([len(question & set(_words(_body(o)))) for o in item["options"]])
+        return _argmax([len(question & set(_words(_body(o)))) for o in item["options"]], item)
 
 
 class TemplateMajority(Guesser):
@@ -114,7 +120,7 @@ class TemplateMajority(Guesser):
             shape = _shape(_body(option))
             # correct count first; the right-rate (smoothed) breaks ties between shapes seen equally often
             scores.append(right[shape] + (right[shape] + 1) / (offered[shape] + 4))
-        return _argmax(scores)
+        return _argmax(scores, item)
 
 
 class BagOfWordsLogistic(Guesser):
@@ -174,10 +180,15 @@ class BagOfWordsLogistic(Guesser):
         feats += ["t|" + template + "|" + g for g in grams]
         feats += ["q|" + q + "|" + w for q in question for w in set(words)]
         feats.append("shape|" + template + "|" + _shape(_body(option)))
+        # people named in both the question and the option (people are abstracted above)
+        named = set(_PERSON_ID.findall(item["question"]))
+        in_option = _PERSON_ID.findall(_body(option))
+        feats.append("pq|" + template + "|" + str(min(sum(p in named for p in in_option), 3)) + "|"
+                     + str(min(len(in_option), 3)))
         return [self._hash(f) for f in feats]
 
     def predict(self, item: dict) -> int:
-        return _argmax([float(self.weights[self._features(item, o)].sum()) for o in item["options"]])
+        return _argmax([float(self.weights[self._features(item, o)].sum()) for o in item["options"]], item)
 
 
 def fit_guessers(train_items: list[dict]) -> list[Guesser]:
