@@ -25,6 +25,7 @@ from qa_gen.scoring import parse_choice, person_recall, social_grounding_reward,
 from test_export import VIDEO_ID as KITCHEN_ID, out_dir  # noqa: F401  (the kitchen OUT fixture)
 from test_qa_synthetic import scene_tables
 
+N_SCENES = 12
 NO_EMBEDDER = (None, "semantic similarity unavailable (disabled in this test)")
 OPTIONS = ["A) Person 1", "B) Both start at the same moment", "C) Person 1 and Person 2",
            "D) The gaze, about 4.5 seconds earlier"]
@@ -96,10 +97,10 @@ def test_open_ended_recall_of_persons_and_times():
 
 @pytest.fixture(scope="module")
 def synthetic_out(tmp_path_factory) -> str:
-    """OUT/qa of 8 synthetic scenes (2-5 people), every category in both formats."""
+    """OUT/qa of N_SCENES synthetic scenes (2-5 people), every category in both formats."""
     out = tmp_path_factory.mktemp("score_out")
     store = OutputStore(str(out))
-    for k in range(8):
+    for k in range(N_SCENES):
         events, tracks, duration = scene_tables(2000 + k, n_people=2 + k % 4)
         qa, _ = generate_qa(events, tracks, QAConfig(formats=("mcq", "open_ended")), seed=3, clip_duration=duration)
         store.write_table("qa", f"synth_{2000 + k}", qa)
@@ -205,7 +206,7 @@ def test_shuffled_key_scores_about_chance(synthetic_out, items, tmp_path):
     assert abs(report["accuracy"] - report["chance"]) <= 4 * math.sqrt(p * (1 - p) / n) + abs(p - 0.25)
     # the blind text-only reference row: trained by video folds, scored on every mcq item
     blind = report["blind"]
-    assert blind is not None and "over 8 videos" in blind["training"]
+    assert blind is not None and f"over {N_SCENES} videos" in blind["training"]
     assert report["overall"]["n_blind_accuracy"] == n
     assert report["blind_accuracy"] == max(blind["accuracy_by_guesser"].values())
 
@@ -395,7 +396,7 @@ def test_blind_guessers_never_see_what_they_answer(items):
 
     mcq = [it for it in items if it["options"]]
     result = blind_baseline(items, [it["qa_id"] for it in mcq], lambda train: [_Memorizer(train)], n_folds=5)
-    assert result.method.startswith("5-fold cross-validation over 8 videos")
+    assert result.method.startswith(f"5-fold cross-validation over {N_SCENES} videos")
     assert set(result.correct) == {it["qa_id"] for it in mcq}
     assert result.accuracies["memorizer"] == sum(it["answer"] == "A" for it in mcq) / len(mcq)
 
