@@ -163,7 +163,7 @@ def test_semantic_metrics_of_perfect_and_wrong_answers(synthetic_out, items, emb
     one = [it for it in items if it["video_id"] == items[0]["video_id"]]
     report = score(write_jsonl(tmp_path / "perfect.jsonl", [perfect_prediction(it) for it in one]), synthetic_out,
                    embedder=embedder)
-    assert report["semantic_model"] and report["overall"]["n_semantic_similarity"] >= 40
+    assert report["semantic_model"] and report["overall"]["n_semantic_similarity"] >= 25
     assert report["semantic_similarity"] == pytest.approx(1.0, abs=1e-4)
     assert report["step_similarity"] == pytest.approx(1.0, abs=1e-4)
     assert report["modality_agreement"] == 1.0
