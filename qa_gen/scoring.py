@@ -91,8 +91,8 @@ def _parse_plain(text: str, options: Sequence[str]) -> Optional[int]:
     if m:
         return _letter_index(m.group(1), n)
     # "... the answer is C.", "... option (D) ..."
-    found = {x.upper() for x in re.findall(r"\b(?:answer|option|choice)\s*(?:is|would be|:)?\s*[\(\[]?([A-H]|[a-h](?=[\)\].,;:]|$))"
-                                           r"(?![A-Za-z0-9'])", text, re.I)}
+    found = {x.upper() for x in re.findall(r"\b(?i:answer|option|choice)\s*(?i:is|would be|:)?\s*[\(\[]?"
+                                           r"([A-H]|[a-h](?=[\)\].,;:]|$))(?![A-Za-z0-9'])", text)}
     if len(found) == 1:
         return _letter_index(found.pop(), n)
     by_text = _by_option_text(text, options)

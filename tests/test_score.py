@@ -48,10 +48,11 @@ OPTIONS = ["A) Person 1", "B) Both start at the same moment", "C) Person 1 and P
     ("the gaze, about 4.5 seconds earlier", 3), ("Answer: Both start at the same moment", 1),
     # GRASP's first-character fallback would read this as B; the option text says B too, for the right reason
     ("<answer>Both start at the same moment</answer>", 1),
-    ("Person 1 looks at Person 2 first, so the answer is C.", 2),
+    ("Person 1 looks at Person 2 first, so the answer is C.", 2), ("They turn together, so the Answer is c.", 2),
+    ("Looking closely, option b)", 1),
     # nothing to parse, or no single option: counted wrong and listed
     ("I don't know", None), ("", None), ("E", None), ("A or B", None), ("A person is looking at the cup", None),
-    ("The answer is a person", None), (None, None),
+    ("The answer is a person", None), ("Person 2 looks, so the answer is a person", None), (None, None),
 ])
 def test_parse_choice(output, expected):
     assert parse_choice(output, OPTIONS) == expected
