@@ -315,6 +315,46 @@ def render_command(
                   f"{result.height}, {result.fps:g} fps)" + (f" and {timeline}" if timeline is not None else ""))
 
 
+from qa_gen.config import ScoreConfig  # noqa: E402  (kept with the score command: defaults of its flags)
+
+
+@app.command("score")
+def score_command(
+    predictions: Path = typer.Argument(..., help="JSON lines, one per answered item: {\"qa_id\": ..., \"answer\": "
+                                       "\"B\" or free text for open-ended items, \"reasoning\": optional text with "
+                                       "<gaze>...</gaze> / <gesture>...</gesture> spans naming \"Person N\", or a list of "
+                                       "steps {\"text\", \"modality\"}}. For GRASP-Bench json without qa_id, qa_id is the "
+                                       "json file's name without .json."),
+    qa_source: str = typer.Option(..., "--qa", help="The items answered: a socialtrace output folder (OUT/qa) or a "
+                                  "GRASP-Bench-layout folder (json/<name>.json, from `socialtrace export --format "
+                                  "grasp-bench` or any other source)."),
+    dest: Optional[Path] = typer.Option(None, "--out", "-o", help="Folder for score.json and score.png "
+                                        "(default: <PREDICTIONS name>_score next to PREDICTIONS)."),
+    folds: int = typer.Option(ScoreConfig.blind_folds, min=2, help="Cross-validation folds (whole videos per fold) for the blind "
+                              "text-only reference row."),
+    time_tolerance: float = typer.Option(ScoreConfig.time_tolerance_seconds, min=0.0, help="Seconds within which a time stated in an open-ended "
+                                         "answer counts as the reference's time."),
+    verbose: bool = VERBOSE,
+) -> None:
+    """Score a model's answers: multiple-choice accuracy, Social Grounding Reward, open-ended and reasoning-trace
+    similarity, against chance and a blind text-only guesser; per category, difficulty and overall."""
+    _setup_logging(verbose)
+    from rich.console import Console as StdoutConsole
+
+    from pipeline.score import ScoreError, run_score
+
+    if dest is None:
+        dest = predictions.parent / f"{predictions.stem}_score"
+    try:
+        stdout = StdoutConsole()
+        if not stdout.is_terminal:
+            stdout = StdoutConsole(width=120)  # the whole table in logs and pipes, not 80 columns
+        run_score(str(predictions), qa_source, dest, stdout,
+                  ScoreConfig(time_tolerance_seconds=time_tolerance, blind_folds=folds))
+    except ScoreError as exc:
+        _fail(str(exc))
+
+
 def main() -> None:
     app()
 

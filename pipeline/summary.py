@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pipeline.annotate import person_label
+from qa_gen.wording import describe_row
 from pipeline.storage import OutputStore
 
 ANSWER_LETTERS = ("A", "B", "C", "D")
@@ -71,58 +72,10 @@ def _rows_per_video(table: pa.Table) -> dict[str, int]:
     return {row["video_id"]: row["count"] for row in _value_counts(table.select(["video_id"]), ["video_id"])}
 
 
-def fmt_persons(person_ids: Iterable[int]) -> str:
-    """"Person 0, Person 2" for a list of ids."""
-    return ", ".join(person_label(p) for p in person_ids)
-
-
 def describe_event(event: Mapping[str, Any]) -> str:
-    """A short human sentence for one events row (who, what, whom), used by inspect and render captions.
-    ASCII only, because OpenCV's text drawing has no Unicode."""
-    kind = event["event_type"]
-    persons = list(event.get("persons_involved") or [])
-    initiator = event.get("initiator_id")
-    target = _target_text(event)
-    name = kind.replace("_", " ")
-    if kind == "mutual_gaze" and len(persons) >= 2:
-        return f"eye contact: {person_label(persons[0])} <-> {person_label(persons[1])}"
-    if kind in ("joint_attention", "attention_capture"):
-        return f"{name}: {fmt_persons(persons)}" + (f" -> {target}" if target else "")
-    if kind == "gaze_following" and event.get("leader_id") is not None:
-        lag = event.get("lag_seconds")
-        lag_text = f" (lag {lag:.1f} s)" if lag is not None else ""
-        return (f"gaze following: {person_label(event['follower_id'])} follows "
-                f"{person_label(event['leader_id'])}" + (f" -> {target}" if target else "") + lag_text)
-    if kind == "gaze_aversion" and initiator is not None:
-        others = [p for p in persons if p != initiator]
-        return f"gaze aversion: {person_label(initiator)} looks away" + (
-            f" from {fmt_persons(others)}" if others else "")
-    who = person_label(initiator) if initiator is not None else fmt_persons(persons)
-    if kind == "gaze_at":
-        if (initiator is not None and event.get("target_person_id") == initiator
-                and event.get("target_label") == "hands"):
-            target = "their own hands"
-        return f"{who} looks at {target or 'something'}"
-    return f"{name}: {who}" + (f" -> {target}" if target else "")
-
-
-def _target_text(event: Mapping[str, Any]) -> str:
-    """The target in words, following the events table's conventions (events/__init__.py): a person's
-    face (label null), their hands (label "hands"), an object (its label), the camera, a location."""
-    target_type = event.get("target_type")
-    label = event.get("target_label")
-    if target_type == "person" and event.get("target_person_id") is not None:
-        name = person_label(event["target_person_id"])
-        if label == "hands":
-            return f"hands of {name}"
-        return f"{name} ({label})" if label else name  # e.g. giving / showing: the object handed over
-    if target_type == "object":
-        return label or "an object"
-    if label == "camera":
-        return "the camera"
-    if label == "location":
-        return "a shared spot"
-    return label or ""
+    """A short sentence for one events row (who, what, whom), used by inspect and render captions: the one
+    event phrasing of qa_gen/wording.py, so captions, summaries and QA say the same thing."""
+    return describe_row(event)
 
 
 # --- corpus view --------------------------------------------------------------------------------

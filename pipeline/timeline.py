@@ -18,6 +18,8 @@ from typing import Mapping, Optional, Sequence
 import pyarrow as pa
 
 from pipeline.annotate import person_color, person_label
+from qa_gen.events_view import event_from_row
+from qa_gen.wording import event_type_name, target_phrase
 from pipeline.render import GAZE_TARGET_COLORS, POINTING_COLOR
 
 GESTURE_COLORS = {"pointing": POINTING_COLOR, "reaching": (70, 130, 255), "showing": (200, 90, 255),
@@ -82,18 +84,16 @@ class TimelineData:
 
 
 def gaze_target_style(event: Mapping) -> tuple[tuple[int, int, int], str, str]:
-    """(colour, legend label, hatch) of a gaze_at event's target."""
-    target_type = event.get("target_type")
-    label = (event.get("target_label") or "").strip()
-    if target_type == "person" and event.get("target_person_id") is not None:
-        name = person_label(event["target_person_id"])
-        if "hand" in label.lower():
-            return person_color(event["target_person_id"]), f"-> hands of {name}", "///"
-        return person_color(event["target_person_id"]), f"-> {name}", ""
-    if target_type == "object":
-        return GAZE_TARGET_COLORS["object"], f"-> {label or 'object'}", ""
-    key = label.lower() if label.lower() in GAZE_TARGET_COLORS else "elsewhere"
-    return GAZE_TARGET_COLORS[key], f"-> {label or key}", ""
+    """(colour, legend label, hatch) of a gaze_at event's target; the label is the target's phrasing in
+    qa_gen/wording.py, as captions and QA name it."""
+    target = event_from_row(event).target
+    label = f"-> {target_phrase(target)}"
+    if target is not None and target.kind in ("person", "hands"):
+        return person_color(target.person_id), label, "///" if target.kind == "hands" else ""
+    if target is not None and target.kind == "object":
+        return GAZE_TARGET_COLORS["object"], label, ""
+    key = target.kind if target is not None and target.kind in GAZE_TARGET_COLORS else "elsewhere"
+    return GAZE_TARGET_COLORS[key], label if target is not None else "-> elsewhere", ""
 
 
 def _presence(tracks: pa.Table, fps: float) -> list[Segment]:
@@ -164,7 +164,7 @@ def build_timeline(tracks: pa.Table, events: Optional[pa.Table], qa: Optional[pa
             colour, label, hatch = gaze_target_style(event)
             data.gaze.append(Segment(who, start, end, colour, label, hatch))
         elif source == "gesture" and who is not None:
-            data.gestures.append(Segment(who, start, end, GESTURE_COLORS.get(kind, (120, 120, 120)), kind, "xx"))
+            data.gestures.append(Segment(who, start, end, GESTURE_COLORS.get(kind, (120, 120, 120)), event_type_name(kind), "xx"))
         elif kind in BAND_EVENT_TYPES:
             data.bands.append(Band(kind, tuple(sorted(event["persons_involved"] or [])), start, end))
         elif kind == "gaze_following" and event.get("leader_id") is not None and event.get("follower_id") is not None:
@@ -210,7 +210,7 @@ def draw_timeline(data: TimelineData, path: str | Path, title: str = "") -> Path
         ax.add_patch(plt.Rectangle((band.start, min(rows) - 0.42), band.end - band.start, max(rows) - min(rows) + 0.84,
                                    facecolor=_mpl(colour, 0.13), edgecolor=_mpl(colour, 0.9), lw=1.5, zorder=0))
         legend.setdefault(band.event_type, Patch(facecolor=_mpl(colour, 0.13), edgecolor=_mpl(colour, 0.9),
-                                                 label=band.event_type.replace("_", " ")))
+                                                 label=event_type_name(band.event_type)))
     for seg in data.gaze:
         y = row_of[seg.person_id]
         ax.broken_barh([(seg.start, seg.end - seg.start)], (y - 0.28, 0.3), facecolors=_mpl(seg.color, 0.9),
@@ -231,7 +231,7 @@ def draw_timeline(data: TimelineData, path: str | Path, title: str = "") -> Path
     for person_id, t, kind in data.markers:
         marker = "v" if kind == "sudden_gaze_shift" else "x"
         ax.plot([t], [row_of[person_id] - 0.36], marker=marker, color="0.1", ms=6, zorder=5, ls="none")
-        legend.setdefault(kind, plt.Line2D([], [], marker=marker, color="0.1", ls="none", label=kind.replace("_", " ")))
+        legend.setdefault(kind, plt.Line2D([], [], marker=marker, color="0.1", ls="none", label=event_type_name(kind)))
 
     ax.set_yticks(range(n_people))
     ax.set_yticklabels([person_label(p) for p in data.person_ids] or ["(nobody)"])

@@ -22,6 +22,7 @@ class Candidate:
     open_question: Optional[str] = None  # open-ended wording when it differs from ``question``
     norms: list[tuple[str, int]] = field(default_factory=list)  # (social-norm step, event_id)
     key: str = ""  # what else tells this question apart from others citing the same events (its subject)
+    answer_class: str = ""  # the kind of answer (e.g. "eye contact", "nobody"): balanced per template and clip
 
     @property
     def source_event_ids(self) -> list[int]:

@@ -24,3 +24,12 @@ class QAConfig:
         if not 0 < self.unit_min_seconds <= self.unit_max_seconds:
             raise ValueError(f"qa.unit_min_seconds ({self.unit_min_seconds}) and qa.unit_max_seconds "
                              f"({self.unit_max_seconds}) must satisfy 0 < min <= max")
+
+
+@dataclass(frozen=True)
+class ScoreConfig:
+    """Settings of `socialtrace score` (qa_gen/scoring.py). Not part of a run's ``Config``: scoring reads
+    finished tables and never changes them, so these must not change a run's config hash."""
+
+    time_tolerance_seconds: float = 0.5  # a stated time within this of the reference's counts (one 2 fps step)
+    blind_folds: int = 5  # cross-validation folds (over videos) for the blind text-only guessers

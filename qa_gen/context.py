@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
 from qa_gen.events_view import Event, Presence, Target, people_of
-from qa_gen.wording import GESTURE_VERBS, person, persons_list, target_phrase
+from qa_gen.wording import clause, instant_of, partner_of
 
 GESTURE_TYPES = ("pointing", "reaching", "showing", "giving")
 
@@ -31,26 +31,7 @@ class Claim:
     target: Optional[Target] = None
 
     def text(self) -> str:
-        k = self.kind
-        if k == "mutual_gaze":
-            return f"{persons_list(self.group)} make eye contact"
-        if k == "joint_attention":
-            return f"{persons_list(self.group)} look at {target_phrase(self.target)} together"
-        if k == "gaze_following":
-            if self.target is None:
-                return f"{person(self.other)} follows {person(self.actor)}'s gaze"
-            return f"{person(self.other)} follows {person(self.actor)}'s gaze to {target_phrase(self.target)}"
-        if k == "attention_capture":
-            return f"{persons_list(self.group)} all turn to {target_phrase(self.target)} at once"
-        if k == "sudden_gaze_shift":
-            return f"{person(self.actor)} suddenly changes gaze direction"
-        if k == "gaze_aversion":
-            return f"{person(self.actor)} breaks eye contact with {person(self.other)}"
-        if k == "gaze_at":
-            return f"{person(self.actor)} looks at {target_phrase(self.target, self.actor)}"
-        if k in GESTURE_VERBS:
-            return f"{person(self.actor)} {GESTURE_VERBS[k]} {target_phrase(self.target, self.actor)}"
-        raise ValueError(f"no wording for claim kind {k!r}")
+        return clause(self.kind, self.actor, self.other, self.group, self.target)
 
 
 def claim_of(event: Event) -> Optional[Claim]:
@@ -61,10 +42,7 @@ def claim_of(event: Event) -> Optional[Claim]:
     if k == "gaze_following" and event.leader is not None and event.follower is not None:
         return Claim(k, actor=event.leader, other=event.follower, target=event.target)
     if k == "gaze_aversion" and event.actor is not None:
-        others = [p for p in event.persons if p != event.actor]
-        if event.target is not None and event.target.kind == "person":
-            others = [event.target.person_id]
-        return Claim(k, actor=event.actor, other=others[0] if others else None)
+        return Claim(k, actor=event.actor, other=partner_of(event))
     if k in ("sudden_gaze_shift",) and event.actor is not None:
         return Claim(k, actor=event.actor)
     if k in ("gaze_at",) + GESTURE_TYPES and event.actor is not None and event.target is not None:
@@ -86,15 +64,42 @@ class VideoContext:
     response_window: float = 3.0
     by_id: dict[int, Event] = field(init=False)
 
+    conflicted: frozenset = field(init=False)
+
     def __post_init__(self) -> None:
         self.by_id = {e.event_id: e for e in self.events}
+        gaze = [e for e in self.events if looks_of(e) or e.event_type in ("mutual_gaze", "gaze_aversion")]
+        self.conflicted = frozenset(e.event_id for i, e in enumerate(gaze) for o in gaze[:i] + gaze[i + 1:]
+                                    if contradicts(e, o, 0.5 * self.step))
 
     def rng(self, *parts: object) -> random.Random:
         """A generator seeded by (seed, video, parts): the same item always gets the same wording."""
         return random.Random(stable_hash(self.seed, self.video_id, *parts))
 
     def of_type(self, *types: str) -> list[Event]:
-        return [e for e in self.events if e.event_type in types]
+        """Events of these types that questions may be anchored on (see ``trusted``)."""
+        return [e for e in self.events if e.event_type in types and self.trusted(e)]
+
+    def trusted(self, e: Event) -> bool:
+        """May an item rest on ``e``? Not when it lasts less than half a sampling step, nor when another
+        event contradicts it (one person on two targets at once, eye contact during its own breaking off):
+        where the events stage disagrees with itself, at least one of the two is wrong. Gaze following is asked about only when each person's own look at the target is recorded too
+        (the leader's when it begins, the follower's when they turn) and the target is not a part of
+        either of them: a following event without that support would make a false item."""
+        if e.duration < 0.5 * self.step or e.event_id in self.conflicted:
+            return False  # seen for less than a sample, or contradicted by another event: no item rests on it
+        if e.event_type != "gaze_following":
+            return True
+        if e.leader is None or e.follower is None or e.target is None or e.target.person_id in (e.leader, e.follower):
+            return False
+        key = e.target.key
+        return (key in self.looked_at_directly(e.leader, e.start, e.start + 0.5 * self.step)
+                and key in self.looked_at_directly(e.follower, e.end - 0.5 * self.step, e.end + 0.5 * self.step))
+
+    def looked_at_directly(self, pid: int, a: float, b: float) -> set[tuple]:
+        """Target keys of ``pid``'s own gaze_at events overlapping [a, b]."""
+        return {e.target.key for e in self.events if e.event_type == "gaze_at" and e.actor == pid
+                and e.target is not None and e.overlaps(a, b)}
 
     def overlapping(self, a: float, b: float, types: Sequence[str] = ()) -> list[Event]:
         return [e for e in self.events if e.overlaps(a, b) and (not types or e.event_type in types)]
@@ -102,6 +107,11 @@ class VideoContext:
     @property
     def object_targets(self) -> list[Target]:
         return sorted({e.target for e in self.events if e.target is not None and e.target.kind == "object"})
+
+    def seen_whole(self, e: Event) -> bool:
+        """Was the event's start and end both observed? One that starts at the clip's first sample or
+        runs to its last may have begun before or gone on after the clip: its length is unknown."""
+        return e.start >= 0.5 * self.step and e.end <= self.duration - 0.5 * self.step
 
     # --- truth checks ---------------------------------------------------------------------------
 
@@ -118,6 +128,14 @@ class VideoContext:
                     keys.add(e.target.key)
         return keys
 
+    def inside(self, e: Event, a: float, b: float) -> bool:
+        """Does ``e`` belong to the window [a, b]: its told instant lies in it, or (a state) it covers at
+        least one sampling step of it (all of it when the window is shorter)."""
+        t = instant_of(e)
+        if t is not None:
+            return a - 1e-6 <= t <= b + 1e-6
+        return min(e.end, b) - max(e.start, a) >= min(self.step, b - a) - 1e-6
+
     def gestured_at(self, pid: int, a: float, b: float) -> set[tuple]:
         return {e.target.key for e in self.overlapping(a, b, GESTURE_TYPES) if e.actor == pid and e.target}
 
@@ -131,6 +149,27 @@ class VideoContext:
     def involved_in(self, kind: str, persons: Iterable[int], a: float, b: float) -> bool:
         people = set(persons)
         return any(people & people_of(e) for e in self.overlapping(a, b, (kind,)))
+
+
+def looks_of(e: Event) -> list[tuple[int, tuple]]:
+    """(person, target key) pairs an event says hold throughout it: who looks at what."""
+    if e.event_type == "mutual_gaze":
+        return [(p, Target("person", o).key) for p in e.persons for o in e.persons if o != p][: len(e.persons)]
+    if e.event_type in ("joint_attention", "attention_capture", "gaze_at") and e.target is not None:
+        return [(p, e.target.key) for p in e.persons]
+    return []
+
+
+def contradicts(x: Event, y: Event, min_overlap: float) -> bool:
+    """Do two events put one person's gaze on two different things at once (for at least
+    ``min_overlap`` seconds), or tell eye contact and its breaking off for the same time?"""
+    if min(x.end, y.end) - max(x.start, y.start) < min_overlap:
+        return False
+    kinds = {x.event_type, y.event_type}
+    if kinds == {"mutual_gaze", "gaze_aversion"} and set(x.persons) == set(y.persons):
+        return True
+    looks_y = dict(looks_of(y))
+    return any(p in looks_y and looks_y[p] != key for p, key in looks_of(x))
 
 
 def _supports(e: Event, c: Claim, ctx: VideoContext) -> bool:

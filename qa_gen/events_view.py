@@ -6,8 +6,8 @@ Everything qa_gen knows about how the events stage encodes a relation lives here
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from typing import Iterable, Optional, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -86,35 +86,52 @@ def _target_of(row: dict, details: dict) -> Optional[Target]:
     return None
 
 
+def event_from_row(row: Mapping) -> Event:
+    """One events-table row (a dict, as ``Table.to_pylist`` gives; missing columns count as empty) with its
+    roles resolved. ``details`` may be the JSON text of the table or an already parsed dict."""
+    details = row.get("details") or {}
+    if isinstance(details, str):
+        try:
+            details = json.loads(details)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"events of video {row.get('video_id')!r}: event {row.get('event_id')} has invalid "
+                             f"details JSON ({exc})") from exc
+    details = details if isinstance(details, dict) else {}
+    lag = row.get("lag_seconds")
+    return Event(
+        event_id=int(row.get("event_id") or 0),
+        source=row.get("source") or "",
+        event_type=row["event_type"],
+        start=float(row.get("start_time") or 0.0),
+        end=float(row.get("end_time") or 0.0),
+        persons=tuple(int(p) for p in row.get("persons_involved") or ()),
+        initiator=row.get("initiator_id"),
+        target=_target_of(row, details),
+        leader=row.get("leader_id"),
+        follower=row.get("follower_id"),
+        lag=None if lag is None else float(lag),
+        parents=tuple(int(p) for p in row.get("parent_event_ids") or ()),
+        details=details,
+    )
+
+
 def read_events(events: pa.Table) -> list[Event]:
     """Parse an events table (EVENTS_SCHEMA) into Events sorted by (start, event_id)."""
-    table = conform(events, EVENTS_SCHEMA)
-    out = []
-    for row in table.to_pylist():
-        try:
-            details = json.loads(row["details"]) if row["details"] else {}
-        except json.JSONDecodeError as exc:
-            raise ValueError(
-                f"events of video {row['video_id']!r}: event {row['event_id']} has invalid details JSON ({exc})"
-            ) from exc
-        out.append(
-            Event(
-                event_id=int(row["event_id"]),
-                source=row["source"],
-                event_type=row["event_type"],
-                start=float(row["start_time"]),
-                end=float(row["end_time"]),
-                persons=tuple(int(p) for p in row["persons_involved"]),
-                initiator=row["initiator_id"],
-                target=_target_of(row, details),
-                leader=row["leader_id"],
-                follower=row["follower_id"],
-                lag=None if row["lag_seconds"] is None else float(row["lag_seconds"]),
-                parents=tuple(int(p) for p in row["parent_event_ids"]),
-                details=details if isinstance(details, dict) else {},
-            )
-        )
+    out = [event_from_row(row) for row in conform(events, EVENTS_SCHEMA).to_pylist()]
     out.sort(key=lambda e: (e.start, e.event_id))
+    return out
+
+
+def clip_to(events: Sequence[Event], duration: float) -> list[Event]:
+    """Events with their times cut to the clip [0, duration]: the events stage may close an interval one
+    frame after the last sampled frame, and nothing after the clip's end was observed. Events left with no
+    time inside the clip are dropped."""
+    out = []
+    for e in events:
+        start, end = max(0.0, e.start), min(float(duration), e.end)
+        if end <= start:
+            continue
+        out.append(e if (start, end) == (e.start, e.end) else replace(e, start=start, end=end))
     return out
 
 

@@ -52,6 +52,7 @@ def grasp_bench_item(row: Mapping, clip_file: str) -> dict:
             "grounding": [{"source": g["source"], "persons": list(g["persons"])} for g in row["grounding"]],
             "reasoning_trace": [dict(step) for step in row["reasoning_trace"]],
             **_unit(row),
+            "template": row.get("template"),  # `socialtrace score` scores an export exactly as OUT/qa
         },
     }
 

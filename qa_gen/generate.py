@@ -9,15 +9,16 @@ import pyarrow as pa
 from qa_gen.config import QAConfig
 from pipeline.schema import QA_SCHEMA, empty_table, table_from_rows
 from qa_gen.assemble import build_row
+from qa_gen.balance import balance_answer_classes
 from qa_gen.candidate import Candidate
 from qa_gen.categories import CATEGORIES, FORMATS
 from qa_gen.context import VideoContext, stable_hash
-from qa_gen.events_view import Presence, read_events
+from qa_gen.events_view import Presence, clip_to, read_events
 from qa_gen.templates_cross import CROSS_FAMILIES
 from qa_gen.templates_gaze import GAZE_FAMILIES
 from qa_gen.templates_gesture import GESTURE_FAMILIES
 from qa_gen.units import Activity, Shot, Unit, plan_units, shots_from_tracks, unit_view
-from qa_gen.validate import ValidationContext, drop_near_duplicates, validate_item
+from qa_gen.validate import ValidationContext, drop_conflicting_keys, drop_near_duplicates, validate_item
 
 FAMILIES = GAZE_FAMILIES + GESTURE_FAMILIES + CROSS_FAMILIES
 
@@ -57,6 +58,7 @@ def build_context(events: pa.Table, tracks: Optional[pa.Table], config: QAConfig
         clip_duration = _observed_duration(events, tracks)
     if clip_duration <= 0:
         raise ValueError(f"video {video_id!r}: clip duration must be positive, got {clip_duration}")
+    parsed = clip_to(parsed, clip_duration)
     presence = (Presence.from_tracks(tracks, tolerance=step) if has_tracks
                 else Presence.from_events(parsed, clip_duration, step))
     return VideoContext(video_id=video_id, events=parsed, presence=presence, duration=float(clip_duration),
@@ -171,11 +173,17 @@ def generate_clip_qa(events: pa.Table, tracks: pa.Table, config: QAConfig, seed:
             seen_ids.add(row["qa_id"])
             staged.append((row, candidate))
 
-    rows, n_dup = drop_near_duplicates([r for r, _ in staged], config.near_duplicate_threshold)
+    rows, n_conflict = drop_conflicting_keys([r for r, _ in staged])
+    if n_conflict:
+        drops["same_question_other_answer"] += n_conflict
+    rows, n_dup = drop_near_duplicates(rows, config.near_duplicate_threshold)
     if n_dup:
         drops["near_duplicate"] += n_dup
-    rows = _cap_per_category(rows, config.max_items_per_category, seed)
     by_id = {r["qa_id"]: c for r, c in staged}
+    rows, n_unbalanced = balance_answer_classes(rows, {q: c.answer_class for q, c in by_id.items()}, seed)
+    if n_unbalanced:
+        drops["answer_class_balance"] += n_unbalanced
+    rows = _cap_per_category(rows, config.max_items_per_category, seed)
 
     # Deal letters over the kept mcq items, then rebuild those items with their final letter.
     mcq = sorted((r for r in rows if r["format"] == "mcq"), key=lambda r: stable_hash(seed, r["qa_id"], "letter"))

@@ -3,14 +3,14 @@ read off the cited events and whose distractors are checked false against every 
 from __future__ import annotations
 
 import itertools
-from typing import Iterator
+from typing import Iterator, Optional
 
 from qa_gen.candidate import Candidate, pick_distractors
-from qa_gen.context import Claim, VideoContext, claim_of
+from qa_gen.context import Claim, VideoContext, claim_of, contradicts
 from qa_gen.events_view import Target, people_of
-from qa_gen.template_tools import NORMS, first_of, near_durations
+from qa_gen.template_tools import NORMS, near_durations
 from qa_gen.wording import (GAZE_TYPE_PHRASES, choose, event_sentence, fmt_seconds, fmt_time, inner_window,
-                            person, persons_list, target_phrase)
+                            instant_of, person, persons_list, target_phrase)
 
 
 def _window(ctx: VideoContext, e) -> tuple[float, float, str, str]:
@@ -18,12 +18,36 @@ def _window(ctx: VideoContext, e) -> tuple[float, float, str, str]:
     return a, b, fmt_time(a, ctx.step), fmt_time(b, ctx.step)
 
 
-def _target_pool(ctx: VideoContext, a: float, b: float, exclude_person: int) -> list[Target]:
-    """Things one could be looking or pointing at during [a, b]: present people, their hands, the
-    camera and the objects of this video."""
-    present = ctx.presence.present_in(a, b, exclude=[exclude_person])
-    pool = [Target("person", p) for p in present] + [Target("hands", p) for p in present]
-    return pool + [Target("camera")] + ctx.object_targets
+def _target_pool(ctx: VideoContext, a: float, b: float, viewer: int) -> list[Target]:
+    """False options for where ``viewer`` looks during [a, b], drawn from what could be true in this
+    clip: the faces and hands of the people present and every target someone looks at in the clip (so
+    "the camera" or "their own hands" is offered only where someone does look there, and no option is
+    one that is never an answer)."""
+    present = ctx.presence.present_in(a, b, exclude=[viewer])
+    pool = {Target("person", p) for p in present} | {Target("hands", p) for p in present}
+    for e in ctx.of_type("gaze_at"):
+        t = e.target
+        if t is None or t.kind == "location":
+            continue
+        if t.kind == "hands" and t.person_id == e.actor:
+            t = Target("hands", viewer)  # someone looks at their own hands: so could the viewer
+        elif t.kind == "hands" and t.person_id == viewer:
+            continue  # another person looks at the viewer's hands: not a look at one's own hands
+        if t.person_id >= 0 and t.person_id not in present and not (t.kind == "hands" and t.person_id == viewer):
+            continue
+        if t.kind == "person" and t.person_id == viewer:
+            continue
+        pool.add(t)
+    return sorted(pool)
+
+
+def target_class(target: Optional[Target], viewer: Optional[int]) -> str:
+    """The answer class of a target option: face, hands, own hands, object, camera."""
+    if target is None:
+        return "elsewhere"
+    if target.kind == "hands" and target.person_id == viewer:
+        return "own hands"
+    return target.kind
 
 
 def t1_gaze_target(ctx: VideoContext) -> Iterator[Candidate]:
@@ -34,12 +58,21 @@ def t1_gaze_target(ctx: VideoContext) -> Iterator[Candidate]:
         rng = ctx.rng("T1.target", e.event_id)
         seen = ctx.looked_at(e.actor, a, b)
         correct = target_phrase(e.target, e.actor)
-        candidates = _target_pool(ctx, a, b, e.actor) + [Target("hands", e.actor)]
-        pool = [target_phrase(t, e.actor) for t in candidates if t.key not in seen]
-        faces = [target_phrase(Target("person", p)) for p in ctx.presence.present_in(a, b, [e.actor])
-                 if Target("person", p).key not in seen]
-        rng.shuffle(faces)
-        distractors = pick_distractors(rng, faces[:1], pool, correct)  # a present face needs the video
+        # one false option of each other kind (face, hands, own hands, object, camera) before a second of
+        # any kind: with answer kinds balanced, neither the kind nor the length of an option gives it away
+        by_kind: dict[str, list[str]] = {}
+        for t in _target_pool(ctx, a, b, e.actor):
+            if t.key not in seen:
+                by_kind.setdefault(target_class(t, e.actor), []).append(target_phrase(t, e.actor))
+        kinds = sorted(k for k in by_kind if k != target_class(e.target, e.actor))
+        rng.shuffle(kinds)
+        firsts = [rng.choice(by_kind[k]) for k in kinds]
+        distractors = pick_distractors(rng, firsts, [p for v in by_kind.values() for p in v], correct)
+        if len(distractors) < 3:  # few people: one's own hands and the camera are always there to look at
+            fillers = [target_phrase(t, e.actor) for t in (Target("hands", e.actor), Target("camera"))
+                       if t.key not in seen]
+            distractors += pick_distractors(rng, fillers, [], correct, 3 - len(distractors))
+            distractors = list(dict.fromkeys(distractors))
         q = choose(rng, ["Who or what is {p} looking at between {a} and {b} seconds?",
                          "Between {a} and {b} seconds, what does {p} look at?",
                          "Where is {p}'s gaze directed from {a} to {b} seconds?"],
@@ -48,7 +81,8 @@ def t1_gaze_target(ctx: VideoContext) -> Iterator[Candidate]:
         yield Candidate("T1", "T1.target", q, correct, distractors,
                         [event_sentence(e, ctx.step),
                          f"That is {fmt_seconds(e.duration, ctx.step)} of looking at {correct}, the whole "
-                         f"interval from {sa} to {sb} seconds."], [e], named, (a, b))
+                         f"interval from {sa} to {sb} seconds."], [e], named, (a, b),
+                        answer_class=target_class(e.target, e.actor))
 
     for e in ctx.of_type("gaze_at"):
         if e.target is None or e.actor is None or e.duration < ctx.step:
@@ -56,13 +90,11 @@ def t1_gaze_target(ctx: VideoContext) -> Iterator[Candidate]:
         a, b, sa, sb = _window(ctx, e)
         others = ctx.presence.present_in(a, b, exclude=[e.actor, e.target.person_id])
         lookers = [p for p in others if e.target.key in ctx.looked_at(p, a, b)]
-        if lookers:
-            continue  # several people look at it: "who" has no single answer
+        if lookers or len(others) < 3:
+            continue  # several people look at it (no single answer), or too few people for real options
         rng = ctx.rng("T1.who", e.event_id)
         correct = person(e.actor)
         distractors = pick_distractors(rng, [], [person(p) for p in others], correct)
-        if len(distractors) < 3:
-            distractors += pick_distractors(rng, [f"Nobody looks at {target_phrase(e.target)}"], [], correct, 1)
         q = choose(rng, ["Who is looking at {t} between {a} and {b} seconds?",
                          "From {a} to {b} seconds, who looks at {t}?"],
                    t=target_phrase(e.target), a=sa, b=sb)
@@ -72,39 +104,59 @@ def t1_gaze_target(ctx: VideoContext) -> Iterator[Candidate]:
                          event_sentence(e, ctx.step)], [e], named, (a, b))
 
 
-T2_TYPES = tuple(GAZE_TYPE_PHRASES)
+T2_TYPES = ("mutual_gaze", "joint_attention", "gaze_following", "gaze_aversion")  # what a pair can do
+
+
+def _pair_of(e) -> Optional[list[int]]:
+    """The two people of a pair gaze event (leader and follower for following), else None."""
+    if e.event_type == "gaze_following":
+        people = {e.leader, e.follower} - {None}
+    else:
+        people = set(e.persons)
+    return sorted(people) if len(people) == 2 else None
+
+
+def _also_fits(ctx: VideoContext, o, e, people: list[int], a: float, b: float) -> bool:
+    """Does event ``o`` give a second description of what ``people`` do in [a, b]? The shared attention
+    that a gaze following ends in (same pair and target, from the follower's turn) does not: it is the
+    following's result, not another interaction."""
+    if o.event_type == e.event_type or not set(people) & people_of(o) or not ctx.inside(o, a, b):
+        return False
+    if (e.event_type == "gaze_following" and o.event_type == "joint_attention" and set(people) <= set(o.persons)
+            and o.target is not None and e.target is not None and o.target.key == e.target.key
+            and o.start >= e.end - ctx.step - 1e-6):
+        return False
+    return True
 
 
 def t2_gaze_event_type(ctx: VideoContext) -> Iterator[Candidate]:
+    """Asked of pairs only, with the four pair interactions as options: a single person's gaze has one
+    possible kind (a sudden shift) and a group of three has others, so the number of people named would
+    give the answer away."""
     for e in ctx.of_type(*T2_TYPES):
+        people = _pair_of(e)
+        if people is None:
+            continue
         a, b, sa, sb = _window(ctx, e)
-        people = sorted(people_of(e))
-        if e.event_type == "attention_capture":
-            people = sorted(e.persons)
+        if any(_also_fits(ctx, o, e, people, a, b) for o in ctx.overlapping(a, b, T2_TYPES) if o is not e):
+            continue  # another interaction of these people in the window: two descriptions would fit
         rng = ctx.rng("T2.type", e.event_id)
-        false_types = [t for t in T2_TYPES if t != e.event_type and not ctx.involved_in(t, people, a, b)]
-        if e.event_type == "mutual_gaze" and ctx.involved_in("gaze_aversion", people, a, b):
-            continue  # eye contact that is being broken: two descriptions fit
         correct = GAZE_TYPE_PHRASES[e.event_type]
-        distractors = pick_distractors(rng, [], [GAZE_TYPE_PHRASES[t] for t in false_types], correct)
-        if len(people) == 1:
-            q = choose(rng, ["Which best describes {p}'s gaze between {a} and {b} seconds?",
-                             "From {a} to {b} seconds, what happens to {p}'s gaze?"],
-                       p=person(people[0]), a=sa, b=sb)
-        else:
-            q = choose(rng, ["Which gaze interaction takes place between {ps} from {a} to {b} seconds?",
-                             "From {a} to {b} seconds, what best describes the way {ps} look?",
-                             "What kind of gaze behaviour do {ps} show between {a} and {b} seconds?"],
-                       ps=persons_list(people), a=sa, b=sb)
+        distractors = [GAZE_TYPE_PHRASES[t] for t in T2_TYPES if t != e.event_type]
+        q = choose(rng, ["Which gaze interaction takes place between {ps} from {a} to {b} seconds?",
+                         "From {a} to {b} seconds, what best describes the way {ps} look?",
+                         "What kind of gaze behaviour do {ps} show between {a} and {b} seconds?"],
+                   ps=persons_list(people), a=sa, b=sb)
         norm = [(NORMS[e.event_type], e.event_id)] if e.event_type in NORMS else []
         yield Candidate("T2", "T2.type", q, correct, distractors,
                         [event_sentence(e, ctx.step),
-                         f"This is an instance of {correct.lower()}."], [e], people, (a, b), norms=norm)
+                         f"This is an instance of {correct.lower()}."], [e], people, (a, b), norms=norm,
+                        answer_class=e.event_type)
 
 
 def t3_temporal(ctx: VideoContext) -> Iterator[Candidate]:
     for e in ctx.of_type("mutual_gaze"):
-        if len(e.persons) != 2 or e.duration < 1.0:
+        if len(e.persons) != 2 or e.duration < 1.0 or not ctx.seen_whole(e):
             continue
         rng = ctx.rng("T3.duration", e.event_id)
         same_pair = [o for o in ctx.of_type("mutual_gaze") if o is not e and set(o.persons) == set(e.persons)
@@ -121,55 +173,9 @@ def t3_temporal(ctx: VideoContext) -> Iterator[Candidate]:
                         [event_sentence(e, ctx.step), f"The eye contact lasts {correct}."],
                         [e], sorted(e.persons), (e.start, e.end), norms=[(NORMS["mutual_gaze"], e.event_id)])
 
-    pair_types = ("mutual_gaze", "joint_attention", "gaze_following", "gaze_aversion")
-    people = sorted({p for e in ctx.of_type(*pair_types) for p in people_of(e)})
-    for pair in itertools.combinations(people, 2):
-        firsts: dict[str, float] = {}
-        first_event = {}
-        for e in ctx.of_type(*pair_types):
-            if not set(pair) <= people_of(e):
-                continue
-            claim = claim_of(e)
-            if claim is None:
-                continue
-            if e.event_type in ("mutual_gaze", "joint_attention"):
-                claim = Claim(e.event_type, group=frozenset(pair), target=None)
-            text = _pair_text(claim, pair)
-            if text not in firsts:
-                firsts[text], first_event[text] = e.start, e
-        winner = first_of(firsts, min_gap=1.0)
-        if winner is None:
-            continue
-        rng = ctx.rng("T3.first", pair)
-        never = [_pair_text(c, pair) for c in _pair_claims(pair)
-                 if _pair_text(c, pair) not in firsts and not ctx.holds(c, 0.0, ctx.duration + 1)]
-        real = [t for t in firsts if t != winner]
-        distractors = pick_distractors(rng, real[:2], never, winner)
-        used = [first_event[t] for t in [winner] + [d for d in distractors if d in first_event]]
-        q = choose(rng, ["Which of these happens first between {ps}?",
-                         "Of the following, which gaze event between {ps} comes first?"],
-                   ps=persons_list(pair))
-        span = (min(ev.start for ev in used), max(ev.end for ev in used))
-        yield Candidate("T3", "T3.first", q, winner, distractors,
-                        [event_sentence(ev, ctx.step) for ev in sorted(used, key=lambda ev: ev.start)][:4],
-                        used, list(pair), span, key=f"pair={pair}")
-
-
-def _pair_claims(pair: tuple[int, int]) -> list[Claim]:
-    a, b = pair
-    return [Claim("mutual_gaze", group=frozenset(pair)), Claim("joint_attention", group=frozenset(pair)),
-            Claim("gaze_following", actor=a, other=b), Claim("gaze_following", actor=b, other=a),
-            Claim("gaze_aversion", actor=a, other=b), Claim("gaze_aversion", actor=b, other=a)]
-
-
-def _pair_text(claim: Claim, pair) -> str:
-    """Options of one form ("Person A <does something with> Person B"), so none stands out by length."""
-    a, b = sorted(pair)
-    if claim.kind == "joint_attention":
-        return f"{person(a)} looks at the same thing as {person(b)}"
-    if claim.kind == "mutual_gaze":
-        return f"{person(a)} makes eye contact with {person(b)}"
-    return claim.text()
+    # "Which of a pair's gaze events comes first" is not asked: whatever the options, one kind was nearly
+    # always the answer (eye contact on real clips, two people happening to look at the same thing on
+    # synthetic ones), and breaking off eye contact can never be first, so the question taught a prior.
 
 
 def t4_mutual_gaze(ctx: VideoContext) -> Iterator[Candidate]:
@@ -230,6 +236,8 @@ def t5_following(ctx: VideoContext) -> Iterator[Candidate]:
         a, b = inner_window(e.start, e.end, ctx.step)
         sa, sb = fmt_time(a, ctx.step), fmt_time(b, ctx.step)
         lead, follow, tgt = e.leader, e.follower, target_phrase(e.target)
+        if e.target.person_id in (lead, follow):
+            continue  # "who looks first at Person 0's hands" answered by Person 0 is not following anyone
         norm = [(NORMS["gaze_following"], e.event_id)]
         facts = [event_sentence(e, ctx.step),
                  f"{person(lead)} looks at {tgt} first and {person(follow)} turns to it afterwards."]
@@ -239,15 +247,11 @@ def t5_following(ctx: VideoContext) -> Iterator[Candidate]:
                   if e.target.key not in ctx.looked_at(p, a - ctx.response_window, b)]
         correct = person(lead)
         distractors = pick_distractors(rng, [person(follow)], [person(p) for p in others], correct)
-        if len(distractors) < 3:
-            distractors += pick_distractors(rng, [f"{person(lead)} and {person(follow)} at the same moment"], [],
-                                            correct, 3 - len(distractors))
-        if len(distractors) < 3:
-            distractors.append(f"Nobody looks at {tgt}")
-        q = choose(rng, ["Who looks at {t} first, between {a} and {b} seconds?",
-                         "Between {a} and {b} seconds, who is the first to look at {t}?"], t=tgt, a=sa, b=sb)
-        yield Candidate("T5", "T5.first", q, correct, distractors, facts, [e], sorted({lead, follow}), (a, b),
-                        norms=norm)
+        if len(distractors) == 3:  # only people as options: a filler ("nobody") would never be the answer
+            q = choose(rng, ["Who looks at {t} first, between {a} and {b} seconds?",
+                             "Between {a} and {b} seconds, who is the first to look at {t}?"], t=tgt, a=sa, b=sb)
+            yield Candidate("T5", "T5.first", q, correct, distractors, facts, [e], sorted({lead, follow}), (a, b),
+                            norms=norm)
         # who leads whose gaze
         rng = ctx.rng("T5.leads", e.event_id)
         pool = []
@@ -271,39 +275,38 @@ GROUP_TYPES = ("attention_capture", "joint_attention", "gaze_following", "mutual
 
 
 def t6_group_attention(ctx: VideoContext) -> Iterator[Candidate]:
+    """The group's attention over one window. The open answer tells only what happens inside the window
+    (states cut to it), in time order, and leaves out any event that contradicts one already told (one
+    person looking at two things at once, eye contact told together with its breaking off)."""
     for e in ctx.of_type("attention_capture", "joint_attention", "gaze_following"):
         if e.event_type == "joint_attention" and len(e.persons) < 2:
+            continue
+        claim = claim_of(e)
+        if claim is None:
             continue
         a, b = inner_window(e.start, e.end, ctx.step)
         sa, sb = fmt_time(a, ctx.step), fmt_time(b, ctx.step)
         rng = ctx.rng("T6.group", e.event_id)
-        related = [o for o in ctx.overlapping(a, b, GROUP_TYPES) if o is not e]
-        related.sort(key=lambda o: (o.start, o.event_id))
-        cited = [e] + related[:2]
+        related = sorted((o for o in ctx.overlapping(a, b, GROUP_TYPES)
+                          if o is not e and ctx.trusted(o) and ctx.inside(o, a, b)),
+                         key=lambda o: (o.start, o.event_id))
+        cited = [e]
+        for o in related:
+            if len(cited) < 3 and not any(contradicts(o, c, ctx.step) for c in cited):
+                cited.append(o)
         present = ctx.presence.present_in(a, b)
-        active = set().union(*(people_of(o) for o in cited))
+        active = set().union(*(people_of(o) for o in [e] + related))
         idle = [p for p in present if p not in active]
-        sentences = [event_sentence(o, ctx.step) for o in sorted(cited, key=lambda o: o.start)]
+        told = sorted(cited, key=lambda o: (instant_of(o) if instant_of(o) is not None else max(o.start, a), o.event_id))
+        sentences = [event_sentence(o, ctx.step, (a, b)) for o in told]
         if idle:
             sentences.append(f"{persons_list(idle)} take{'s' if len(idle) == 1 else ''} no part in it.")
         elif len(sentences) < 2:
             sentences.append(f"Everyone present ({persons_list(present)}) takes part.")
-        claim = claim_of(e)
-        if claim is None:
-            continue
         correct = claim.text()
-        false = []
         group = frozenset(e.persons) if e.event_type != "gaze_following" else frozenset({e.leader, e.follower})
-        for kind in ("mutual_gaze", "joint_attention", "attention_capture"):
-            c = Claim(kind, group=group if kind != "attention_capture" or len(group) >= 3 else frozenset(present),
-                      target=e.target if kind != "mutual_gaze" else None)
-            if len(c.group) >= 2 and not ctx.holds(c, a, b) and c.text() != correct:
-                false.append(c.text())
-        for x, y in itertools.permutations(present, 2):
-            c = Claim("gaze_following", actor=x, other=y, target=e.target)
-            if not ctx.holds(c, a, b):
-                false.append(c.text())
-        # same kind of statement with one fact changed (target or one member): as long as the truth
+        # false options of the same kind as the truth, with one fact changed (target, a member, or who
+        # leads), so the kind of statement does not give the answer away
         swapped = []
         others_targets = [t for t in [Target("person", p) for p in present] + ctx.object_targets
                           if e.target is not None and t.key != e.target.key and t.person_id not in group]
@@ -314,22 +317,24 @@ def t6_group_attention(ctx: VideoContext) -> Iterator[Candidate]:
         for out_p, in_p in itertools.product(sorted(group), [p for p in present if p not in group]):
             if claim.kind in ("joint_attention", "attention_capture"):
                 c = Claim(claim.kind, group=(group - {out_p}) | {in_p}, target=claim.target)
-                if not ctx.holds(c, a, b):
-                    swapped.append(c.text())
-        rng.shuffle(swapped)
-        if e.event_type == "gaze_following":
-            c = Claim("gaze_following", actor=e.follower, other=e.leader)
+            else:
+                c = Claim(claim.kind, actor=claim.actor if out_p != claim.actor else in_p,
+                          other=claim.other if out_p != claim.other else in_p, target=claim.target)
             if not ctx.holds(c, a, b):
                 swapped.append(c.text())
-        distractors = pick_distractors(rng, swapped[-1:] + swapped[:1], false + swapped, correct)
+        if e.event_type == "gaze_following":
+            c = Claim("gaze_following", actor=e.follower, other=e.leader, target=e.target)
+            if not ctx.holds(c, a, b):
+                swapped.append(c.text())
+        distractors = pick_distractors(rng, [], swapped, correct)
         q = choose(rng, ["Which statement describes the group's attention between {a} and {b} seconds?",
                          "Between {a} and {b} seconds, what happens to where the group is looking?"], a=sa, b=sb)
         open_q = choose(rng, ["Describe the group's attention pattern between {a} and {b} seconds.",
                               "How does the group's attention develop between {a} and {b} seconds?"], a=sa, b=sb)
         norm = [(NORMS[e.event_type], e.event_id)] if e.event_type in NORMS else []
         yield Candidate("T6", "T6.group", q, correct, distractors, sentences[:4], cited,
-                        sorted(active | set(idle)), (a, b), open_question=open_q, norms=norm,
-                        key=f"anchor={e.event_id}")
+                        sorted(set().union(*(people_of(o) for o in cited)) | set(idle)), (a, b),
+                        open_question=open_q, norms=norm, key=f"anchor={e.event_id}", answer_class=e.event_type)
 
 
 GAZE_FAMILIES = (t1_gaze_target, t2_gaze_event_type, t3_temporal, t4_mutual_gaze, t5_following, t6_group_attention)

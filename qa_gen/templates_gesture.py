@@ -32,38 +32,42 @@ def g1_recognition(ctx: VideoContext) -> Iterator[Candidate]:
             continue
         a, b = inner_window(e.start, e.end, ctx.step)
         sa, sb = fmt_time(a, ctx.step), fmt_time(b, ctx.step)
-        # what / whom does X gesture at
-        rng = ctx.rng("G1.target", e.event_id)
-        aimed = ctx.gestured_at(e.actor, a, b)
-        present = ctx.presence.present_in(a, b, exclude=[e.actor])
-        pool = [Target("person", p) for p in present] + [Target("hands", p) for p in present]
-        pool += [Target("camera")] + ctx.object_targets
-        correct = target_phrase(e.target, e.actor)
-        faces = [target_phrase(Target("person", p)) for p in present if Target("person", p).key not in aimed]
-        distractors = pick_distractors(rng, faces[:1], [target_phrase(t, e.actor) for t in pool
-                                                        if t.key not in aimed], correct)
+        # what / whom does X point or reach at: asked of these two only, whose targets are people and
+        # things alike (one hands or shows something to a person, so there the verb gives the kind away);
+        # the options are two people and two things where the scene has them, so the kind of the answer
+        # is not given away either
         if e.event_type in ("pointing", "reaching"):
-            q = choose(rng, ["Whom or what does {p} {verb} between {a} and {b} seconds?",
-                             "Between {a} and {b} seconds, what is the target when {p} {verbs}?"],
-                       p=person(e.actor), verb=BASE_VERBS[e.event_type], verbs=GESTURE_VERBS[e.event_type].split()[0],
-                       a=sa, b=sb)
-        else:
-            q = choose(rng, ["To whom or what does {p} {verb} between {a} and {b} seconds?",
-                             "Between {a} and {b} seconds, who or what does {p} {verb} to?"],
-                       p=person(e.actor), verb=BASE_VERBS[e.event_type][: -len(" to")], a=sa, b=sb)
-        yield Candidate("G1", "G1.target", q, correct, distractors,
-                        [event_sentence(e, ctx.step), f"The target of the gesture is {correct}."],
-                        [e], _named(e), (a, b), norms=_norm(e))
+            rng = ctx.rng("G1.target", e.event_id)
+            aimed = ctx.gestured_at(e.actor, a, b)
+            present = ctx.presence.present_in(a, b, exclude=[e.actor])
+            faces = [Target("person", p) for p in present] + sorted(
+                {o.target for o in ctx.of_type(*GESTURE_TYPES) if o.target is not None and o.target.kind == "hands"
+                 and o.target.person_id in present})
+            things = sorted({t for t in ctx.object_targets} | {o.target for o in ctx.of_type(*GESTURE_TYPES)
+                                                               if o.target is not None and o.target.kind == "object"})
+            same, other = (faces, things) if e.target.kind in ("person", "hands") else (things, faces)
+            same = [target_phrase(t, e.actor) for t in same if t.key not in aimed]
+            other = [target_phrase(t, e.actor) for t in other if t.key not in aimed]
+            correct = target_phrase(e.target, e.actor)
+            distractors = pick_distractors(rng, [], same, correct, 1) + pick_distractors(rng, [], other, correct, 2)
+            distractors += pick_distractors(rng, [], [t for t in same + other if t not in distractors], correct,
+                                            3 - len(distractors))
+            if len(distractors) == 3:
+                q = choose(rng, ["Whom or what does {p} {verb} between {a} and {b} seconds?",
+                                 "Between {a} and {b} seconds, what is the target when {p} {verbs}?"],
+                           p=person(e.actor), verb=BASE_VERBS[e.event_type],
+                           verbs=GESTURE_VERBS[e.event_type].split()[0], a=sa, b=sb)
+                yield Candidate("G1", "G1.target", q, correct, distractors,
+                                [event_sentence(e, ctx.step), f"The target of the gesture is {correct}."],
+                                [e], _named(e), (a, b), norms=_norm(e), answer_class=e.target.kind)
         # who gestures at T
         rng = ctx.rng("G1.who", e.event_id)
         others = ctx.presence.present_in(a, b, exclude=[e.actor, e.target.person_id])
-        if any(e.target.key in ctx.gestured_at(p, a, b) for p in others):
-            continue
+        if len(others) < 3 or any(e.target.key in ctx.gestured_at(p, a, b) for p in others):
+            continue  # too few people for options that are all people, or no single answer
         correct = person(e.actor)
         distractors = pick_distractors(rng, [], [person(p) for p in others], correct)
         verb = GESTURE_VERBS[e.event_type]
-        if len(distractors) < 3:
-            distractors += [f"Nobody {verb} {target_phrase(e.target)}"][: 3 - len(distractors)]
         q = choose(rng, ["Who {verb} {t} between {a} and {b} seconds?",
                          "Between {a} and {b} seconds, which person {verb} {t}?"],
                    verb=verb, t=target_phrase(e.target), a=sa, b=sb)
@@ -83,12 +87,13 @@ def g2_type(ctx: VideoContext) -> Iterator[Candidate]:
         rng = ctx.rng("G2.type", e.event_id)
         correct = GESTURE_TYPE_PHRASES[e.event_type]
         distractors = [GESTURE_TYPE_PHRASES[k] for k in GESTURE_TYPES if k != e.event_type]
-        q = choose(rng, ["What kind of gesture does {p} make toward {t} between {a} and {b} seconds?",
-                         "Between {a} and {b} seconds, which gesture does {p} direct at {t}?"],
-                   p=person(e.actor), t=target_phrase(e.target, e.actor), a=fmt_time(a, ctx.step), b=fmt_time(b, ctx.step))
+        # the target is not named: what one points at or hands over would narrow the kind down
+        q = choose(rng, ["What kind of gesture does {p} make between {a} and {b} seconds?",
+                         "Between {a} and {b} seconds, which gesture does {p} make?"],
+                   p=person(e.actor), a=fmt_time(a, ctx.step), b=fmt_time(b, ctx.step))
         yield Candidate("G2", "G2.type", q, correct, distractors,
                         [event_sentence(e, ctx.step), f"The gesture is {correct.lower()}."],
-                        [e], _named(e), (a, b), norms=_norm(e))
+                        [e], _named(e), (a, b), norms=_norm(e), answer_class=e.event_type)
 
 
 def g3_temporal(ctx: VideoContext) -> Iterator[Candidate]:
@@ -122,7 +127,7 @@ def g3_temporal(ctx: VideoContext) -> Iterator[Candidate]:
                         sorted({p for u in used for p in _named(u)}),
                         (min(u.start for u in used), max(u.end for u in used)))
     for e in gestures:
-        if e.duration < 0.5:
+        if e.duration < 0.5 or not ctx.seen_whole(e):
             continue
         rng = ctx.rng("G3.duration", e.event_id)
         wrong = near_durations(e.duration, ctx.step, rng, minimum=ctx.step, maximum=ctx.duration)
@@ -231,9 +236,10 @@ def g5_chains(ctx: VideoContext) -> Iterator[Candidate]:
                          "Which sequence of gestures involving {p} takes place?"], p=person(pid))
         open_q = choose(rng, ["Describe the chain of gestures involving {p}.",
                               "What gestures involve {p}, and in what order?"], p=person(pid))
-        span = (steps[0].start, steps[-1].end)
+        span = (min(e.start for e in steps), max(e.end for e in steps))
         yield Candidate("G5", "G5.chain", q, correct, distractors,
-                        [event_sentence(e, ctx.step) for e in steps] + ([f"In all, {person(pid)} takes part in {len(chain)} gestures."] if len(steps) < 4 else []),
+                        [event_sentence(e, ctx.step) for e in steps]
+                        + ([f"In all, {person(pid)} takes part in {len(steps)} gestures."] if len(chain) == len(steps) else []),
                         steps, sorted({p for e in steps for p in _named(e)}), span, open_question=open_q,
                         key=f"person={pid}")
 
@@ -249,6 +255,9 @@ RECIPROCAL_OPTIONS = {"pointing": "points back at", "reaching": "reaches back to
 
 
 def g6_reciprocal(ctx: VideoContext) -> Iterator[Candidate]:
+    """A gestures at B and B gestures back: which gesture? Asked only when B does answer (the question
+    says so), with the four gesture kinds as options: "no reply" would be the answer to most gestures and
+    a prior a model learns without watching."""
     for e in ctx.of_type(*GESTURE_TYPES):
         if e.actor is None or e.target is None or e.target.kind not in ("person", "hands"):
             continue
@@ -258,32 +267,25 @@ def g6_reciprocal(ctx: VideoContext) -> Iterator[Candidate]:
                    and o.target.person_id == a_id and e.start < o.start <= e.end + w]
         earlier = [o for o in ctx.of_type(*GESTURE_TYPES) if o.actor == b_id and o.target is not None
                    and o.target.person_id == a_id and o.overlaps(e.start - w, e.start + 1e-6)]
-        if earlier or not ctx.presence.present(b_id, e.start, e.end + w):
-            continue  # B was already gesturing at A: "back" is ambiguous
+        if earlier or not replies:
+            continue  # B was already gesturing at A ("back" is ambiguous), or B does not answer
         kinds = {o.event_type for o in replies}
         if len(kinds) > 1:
             continue
         rng = ctx.rng("G6.reciprocal", e.event_id)
-        no = f"No, {person(b_id)} makes no gesture toward {person(a_id)}"
-        yes = {k: f"Yes, {person(b_id)} {RECIPROCAL_OPTIONS[k]} {person(a_id)}" for k in GESTURE_TYPES}
-        if replies:
-            reply = min(replies, key=lambda o: o.start)
-            correct = yes[reply.event_type]
-            distractors = pick_distractors(rng, [no], [v for k, v in yes.items() if k not in kinds], correct)
-            cited = [e, reply]
-            facts = [event_sentence(e, ctx.step), event_sentence(reply, ctx.step)]
-        else:
-            correct = no
-            distractors = pick_distractors(rng, [yes[e.event_type]], list(yes.values()), correct)
-            cited = [e]
-            facts = [event_sentence(e, ctx.step),
-                     f"{person(b_id)} makes no gesture toward {person(a_id)} in the {fmt_time(w, ctx.step)} seconds after."]
-        q = choose(rng, ["{a} {verb} {b} at {t} seconds. Does {b} gesture back within {w} seconds?",
-                         "After {a} {verb} {b} at {t} seconds, does {b} answer with a gesture within {w} seconds?"],
+        reply = min(replies, key=lambda o: o.start)
+        options = {k: f"{person(b_id)} {RECIPROCAL_OPTIONS[k]} {person(a_id)}" for k in GESTURE_TYPES}
+        correct = options[reply.event_type]
+        distractors = [v for k, v in options.items() if k != reply.event_type]
+        q = choose(rng, ["{a} {verb} {b} at {t} seconds, and {b} gestures back within {w} seconds. How?",
+                         "After {a} {verb} {b} at {t} seconds, {b} answers with a gesture within {w} seconds. "
+                         "Which one?"],
                    a=person(a_id), b=person(b_id), verb=GESTURE_VERBS[e.event_type], t=fmt_time(e.start, ctx.step),
                    w=fmt_time(w, ctx.step))
-        yield Candidate("G6", "G6.reciprocal", q, correct, distractors, facts, cited, sorted({a_id, b_id}),
-                        (e.start, min(ctx.duration, e.end + w)), norms=_norm(e))
+        yield Candidate("G6", "G6.reciprocal", q, correct, distractors,
+                        [event_sentence(e, ctx.step), event_sentence(reply, ctx.step)], [e, reply],
+                        sorted({a_id, b_id}), (e.start, min(ctx.duration, max(reply.end, e.end))),
+                        norms=_norm(e), answer_class=reply.event_type)
 
 
 GESTURE_FAMILIES = (g1_recognition, g2_type, g3_temporal, g4_frequency, g5_chains, g6_reciprocal)

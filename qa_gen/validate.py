@@ -80,6 +80,8 @@ def validate_item(item: dict, context: ValidationContext) -> Optional[str]:
     a, b = float(time_range[0]), float(time_range[1])
     if not (0.0 <= a < b <= context.duration + context.time_tolerance):
         return "time_range_outside_clip"
+    if any(t > context.duration + 0.5 * context.time_tolerance for t in told_times(item.get("question", ""))):
+        return "time_outside_clip"
     cited = list(item.get("source_event_ids") or [])
     if not cited or any(int(i) not in context.event_ids for i in cited):
         return "unknown_source_event"
@@ -96,10 +98,33 @@ def validate_item(item: dict, context: ValidationContext) -> Optional[str]:
     return None
 
 
+_TOLD_TIME = re.compile(r"(?:\b(?:between|from|at)\s|\()(\d+(?:\.\d+)?)(?:\s(?:and|to)\s(\d+(?:\.\d+)?))?\s+seconds",
+                        re.IGNORECASE)
+
+
+def told_times(text: str) -> list[float]:
+    """Clip times a question names ("between 1.0 and 2.5 seconds", "at 3.0 seconds"), not durations."""
+    return [float(v) for m in _TOLD_TIME.finditer(text) for v in m.groups() if v is not None]
+
+
 def _normalise(question: str) -> str:
     """Lower case, single spaces, times rounded to whole seconds (2.0 and 2.5 ask the same thing)."""
     text = re.sub(r"\d+\.\d+", lambda m: str(int(float(m.group()))), question.lower())
     return re.sub(r"\s+", " ", text).strip()
+
+
+def drop_conflicting_keys(items: Iterable[dict]) -> tuple[list[dict], int]:
+    """Drop every item whose question (same format, case and spacing aside) another item of the clip
+    asks with a different answer: the events gave two readings of one moment, and neither is kept.
+    Returns (kept, number dropped)."""
+    items = list(items)
+    answers: dict[tuple, set] = {}
+    for item in items:
+        key = (item["format"], re.sub(r"\s+", " ", item["question"].lower()).strip())
+        answers.setdefault(key, set()).add(item["answer_text"].lower())
+    kept = [it for it in items
+            if len(answers[(it["format"], re.sub(r"\s+", " ", it["question"].lower()).strip())]) == 1]
+    return kept, len(items) - len(kept)
 
 
 def _overlap(a: list, b: list) -> bool:

@@ -132,12 +132,9 @@ def rederive_mcq(item: dict, cited: list[dict], events: dict[int, dict]) -> None
     elif template == "G6.reciprocal":
         initial = min(cited, key=lambda e: e["start_time"])
         b, a = initial["target_person_id"], initial["initiator_id"]
-        if len(cited) == 1:
-            assert answer == f"No, Person {b} makes no gesture toward Person {a}"
-        else:
-            reply = max(cited, key=lambda e: e["start_time"])
-            assert reply["initiator_id"] == b and reply["target_person_id"] == a
-            assert answer == f"Yes, Person {b} {BACK[reply['event_type']]} Person {a}"
+        reply = max(cited, key=lambda e: e["start_time"])
+        assert len(cited) == 2 and reply["initiator_id"] == b and reply["target_person_id"] == a
+        assert answer == f"Person {b} {BACK[reply['event_type']]} Person {a}"
     elif template == "C1.order":
         cross = next(e for e in cited if e["source"] == "cross")
         parents = [events[p] for p in cross["parent_event_ids"]]
@@ -202,7 +199,7 @@ def check_open(item: dict, cited: list[dict]) -> None:
     assert 2 <= len(sentences) <= 4, answer
     named = {int(n) for n in re.findall(r"Person (\d+)", answer)}
     assert named <= set(item["persons"])
-    marks = {snap(e[k]) for e in cited for k in ("start_time", "end_time")}
+    marks = {snap(e[k]) for e in cited for k in ("start_time", "end_time")} | {snap(t) for t in item["time_range"]}
     spans = [e["end_time"] - e["start_time"] for e in cited] + [e["lag_seconds"] or 0 for e in cited]
     for value in re.findall(r"(\d+\.\d) seconds", answer):
         v = float(value)
@@ -295,23 +292,24 @@ def test_known_scene_answers():
     answers = {(r["template"], tuple(r["source_event_ids"])): r["answer_text"] for r in items}
     assert answers[("T4.pair", (0,))] == "Person 0 and Person 2"
     assert answers[("T3.duration", (0,))] == "4.0 seconds"
-    assert answers[("G1.target", (3,))] == "the cup"
+    # the cup is the only thing in the scene and there are two other people: three possible targets, too
+    # few for four options of balanced kinds
+    assert ("G1.target", (3,)) not in answers
     assert answers[("G2.type", (9,))] == "Giving"
     assert answers[("T5.leads", (5,))] == "Person 1 leads Person 2's gaze"
     # Person 1 turns to the cup at 7.0 s, Person 2 at 8.0 s: both within 3 s of the pointing at 6.0 s
     assert answers[("C3.response", (3, 6, 8))] == "Both Person 1 and Person 2"
-    assert answers[("C2.who", (3,))] == "Neither Person 1 nor Person 2"
-    assert answers[("C2.who", (9,))] == "Neither Person 0 nor Person 1"
-    by_template = {r["template"]: r for r in items}
+    # nobody makes eye contact during a gesture, and Person 0 does not gesture back: such "nobody" answers
+    # rest on missing detections and are not asked
+    assert not [r for r in items if r["template"] in ("C2.who", "G6.reciprocal")]
     t1 = [r for r in items if r["template"] == "T1.target" and r["source_event_ids"] == [4]]
     assert t1 and t1[0]["answer_text"] == "the cup"
     # distractors of T1 never name what Person 1 really looks at, nor anyone absent
     assert all("Person 3" not in o for r in items for o in r["options"])
-    assert by_template["G6.reciprocal"]["answer_text"] == "No, Person 0 makes no gesture toward Person 2"
     # evidence: grounding per modality, a social norm where one is invoked
-    g1 = next(r for r in items if r["template"] == "G1.target")
-    assert g1["grounding"] == [{"source": "gesture", "persons": [0]}]
-    assert any(step["external_knowledge"] for step in g1["reasoning_trace"])
+    g2 = next(r for r in items if r["template"] == "G2.type" and r["source_event_ids"] == [9])
+    assert g2["grounding"] == [{"source": "gesture", "persons": [0, 2]}]
+    assert any(step["external_knowledge"] for step in g2["reasoning_trace"])
     assert all(step["modality"] in ("visual", "social_norm") for r in items for step in r["reasoning_trace"])
     assert "hedging_word" not in drops
 
@@ -364,6 +362,10 @@ def test_from_the_real_events_stage_on_a_scripted_scenario():
     sc.point(c, ("person", b), 13.0, 15.0)
     sc.reach(b, ("person", c), 15.5, 17.0)
     sc.look(a, ("hands", b), 12.0, 20.0)
+    d = sc.add_person(0.95)  # a fourth person reading a book: enough people and things for G1's options
+    book = sc.add_object("book")
+    sc.hold(d, book, 0.0, 20.0, hand=0)
+    sc.look(d, ("object", book), 0.0, 20.0)
     config = Config().replace(sampling={"fps": 2.0})
     tracks = sc.tracks(fps=2.0)
     events = detect_events(tracks, config.events, objects=sc.objects(fps=2.0), fps=2.0)

@@ -4,6 +4,7 @@ rejections, one per rule."""
 from __future__ import annotations
 
 import copy
+import re
 from collections import Counter
 
 from hypothesis import HealthCheck, given, settings
@@ -12,6 +13,8 @@ from hypothesis import strategies as st
 from pipeline.config import QAConfig
 from qa_gen import ValidationContext, generate_qa, validate_item
 from qa_gen.events_view import Presence
+from qa_gen.context import contradicts
+from qa_gen.events_view import read_events
 from qa_gen.generate import build_context
 from test_qa_synthetic import scene_tables
 
@@ -45,6 +48,52 @@ def test_kept_items_pass_validation_and_name_only_present_people(params):
         for pid in item["persons"]:
             assert ctx.presence.present(pid, a, b), (pid, item["question"])
     assert all(isinstance(v, int) and v > 0 for v in drops.values())
+
+
+_TIME = re.compile(r"\b(?:at (\d+\.\d+)|from (\d+\.\d+) to (\d+\.\d+)) seconds")
+_GESTURE_WORDS = re.compile(r"\b(points at|reaches toward|shows|hands)\b")
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenes)
+def test_items_rest_on_evidence_inside_their_window(params):
+    """Issue 10 part 4: each cited event lies in the item's window; open answers tell only times inside it,
+    in time order, without contradicting each other, with counts that match what they list; one question
+    has one key in a clip."""
+    events, tracks, duration, config, qa, _ = _generate(*params)
+    by_id = {e.event_id: e for e in read_events(events)}
+    keys: dict[tuple, set] = {}
+    for item in qa.to_pylist():
+        a, b = item["time_range"]
+        assert 0.0 <= a < b <= duration + 1e-6, item["time_range"]
+        keys.setdefault((item["format"], item["question"]), set()).add(item["answer_text"])
+        for i in item["source_event_ids"]:
+            e = by_id[i]
+            assert e.start <= b + 1e-6 and e.end >= a - 1e-6, (item["template"], item["time_range"], e)
+        if item["format"] != "open_ended":
+            continue
+        sentences = [s for s in re.split(r"(?<=\.)\s+", item["answer_text"]) if s]
+        told = [[float(v) for m in _TIME.findall(s) for v in m if v] for s in sentences]
+        for values in told:
+            assert all(a - 0.25 - 1e-6 <= v <= b + 0.25 + 1e-6 for v in values), (item["time_range"], item["answer_text"])
+        if item["category"] in ("T6", "G5"):
+            firsts = [v[0] for v in told if v]
+            assert firsts == sorted(firsts), item["answer_text"]
+        if item["category"] == "T6":
+            cited = [by_id[i] for i in item["source_event_ids"]]
+            assert not any(contradicts(x, y, 0.25) for x in cited for y in cited if x is not y), item["answer_text"]
+        count = re.search(r"In all, Person \d+ takes part in (\d+) gestures", item["answer_text"])
+        if count:
+            listed = sum(bool(_GESTURE_WORDS.search(s)) for s in sentences if not s.startswith("In all"))
+            assert int(count.group(1)) == listed, item["answer_text"]
+        made = re.search(r"In all Person (\d+) makes (\d+) gestures? and receives (\d+)", item["answer_text"])
+        if made:
+            pid, n_made, n_received = map(int, made.groups())
+            gestures = [e for e in by_id.values() if e.source == "gesture"]
+            assert n_made == sum(e.actor == pid for e in gestures), item["answer_text"]
+            assert n_received == sum(e.actor != pid and e.target is not None and e.target.person_id == pid
+                                     for e in gestures), item["answer_text"]
+    assert all(len(v) == 1 for v in keys.values()), {k: v for k, v in keys.items() if len(v) > 1}
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -109,6 +158,7 @@ def test_validator_rejects_each_broken_rule():
     assert broken(answer="E") == "answer_not_a_letter"
     assert broken(time_range=[0.0, ctx.duration + 5.0]) == "time_range_outside_clip"
     assert broken(time_range=[3.0, 3.0]) == "time_range_outside_clip"
+    assert broken(question=f"From 1.0 to {ctx.duration + 1.0:.1f} seconds, who looks?") == "time_outside_clip"
     assert broken(question=item["question"] + " It probably matters.") == "hedging_word"
     assert broken(question=item["question"].rstrip("?") + " because of the cup?") == "hedging_word"
     assert broken(question="Who makes mutual_gaze with Person 0?") == "internal_event_name"

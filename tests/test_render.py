@@ -164,9 +164,9 @@ def test_captions_list_active_events_interactions_first():
     assert [e["event_id"] for e in active_events(events, 1.5, 0.25)] == [1, 0]
     assert [e["event_id"] for e in active_events(events, 2.6, 0.25)] == [2, 0]
     assert active_events(events, 3.3, 0.25) == []
-    assert caption_lines(active_events(events, 1.5, 0.25)) == ["eye contact: Person 0 <-> Person 1",
-                                                               "Person 0 looks at cup"]
-    assert caption_lines([events[0]] * 7, limit=3) == ["Person 0 looks at cup"] * 2 + ["+5 more"]
+    assert caption_lines(active_events(events, 1.5, 0.25)) == ["Person 0 and Person 1 make eye contact",
+                                                               "Person 0 looks at the cup"]
+    assert caption_lines([events[0]] * 7, limit=3) == ["Person 0 looks at the cup"] * 2 + ["+5 more"]
     assert max_overlap(events, 0.25) == 2 and max_overlap([], 0.25) == 0
 
 
@@ -201,7 +201,7 @@ def test_timeline_segments_and_picture(out, tmp_path):
                           store.read_video_table("qa", "atd_kitchen"), FPS, duration=3.37)
     assert data.person_ids == [0, 1]
     assert [(s.person_id, s.label, s.color) for s in data.gaze] == [
-        (0, "-> hands of Person 1", person_color(1)), (1, "-> avocado", GAZE_TARGET_COLORS["object"])]
+        (0, "-> Person 1's hands", person_color(1)), (1, "-> the avocado", GAZE_TARGET_COLORS["object"])]
     assert [(b.event_type, b.person_ids) for b in data.bands] == [("joint_attention", (0, 1))]
     pointing = data.gestures[0]
     assert (pointing.person_id, pointing.label, pointing.start) == (0, "pointing", 1.5) and pointing.end > 1.5

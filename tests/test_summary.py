@@ -154,14 +154,21 @@ def test_video_summary_matches_duckdb(corpus):
 def test_describe_event_names_people():
     base = {"persons_involved": [2, 5], "initiator_id": None, "target_type": None, "target_person_id": None,
             "target_label": None, "leader_id": None, "follower_id": None, "lag_seconds": None}
-    assert describe_event({**base, "event_type": "mutual_gaze"}) == "eye contact: Person 2 <-> Person 5"
+    assert describe_event({**base, "event_type": "mutual_gaze"}) == "Person 2 and Person 5 make eye contact"
     assert describe_event({**base, "event_type": "gaze_at", "initiator_id": 2, "target_type": "object",
-                           "target_label": "cup"}) == "Person 2 looks at cup"
+                           "target_label": "cup"}) == "Person 2 looks at the cup"
     assert describe_event({**base, "event_type": "gaze_following", "leader_id": 5, "follower_id": 2,
                            "lag_seconds": 1.25, "target_type": "object", "target_label": "door"}) == \
-        "gaze following: Person 2 follows Person 5 -> door (lag 1.2 s)"
+        "Person 2 follows Person 5's gaze to the door"
     assert describe_event({**base, "event_type": "pointing", "initiator_id": 5, "target_type": "person",
-                           "target_person_id": 2}) == "pointing: Person 5 -> Person 2"
+                           "target_person_id": 2}) == "Person 5 points at Person 2"
+    # the one phrasing: a caption says what the QA evidence step says (issue 13)
+    from qa_gen.events_view import event_from_row
+    from qa_gen.wording import event_sentence
+    aversion = {**base, "event_type": "gaze_aversion", "initiator_id": 5, "target_type": "person",
+                "target_person_id": 2, "start_time": 1.0, "end_time": 2.0}
+    assert describe_event(aversion) == "Person 5 breaks eye contact with Person 2"
+    assert event_sentence(event_from_row(aversion), 0.5).startswith(describe_event(aversion))
 
 
 def test_cli_json_equals_summary_and_tables_show_numbers(corpus):
