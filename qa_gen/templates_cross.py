@@ -90,7 +90,7 @@ def c2_eye_contact(ctx: VideoContext) -> Iterator[Candidate]:
         if wrong is None or len(truth) > 2:
             continue
         q = choose(rng, ["While {c} ({a} to {b} seconds), who makes eye contact with {x}?",
-                         "Between {a} and {b} seconds {c}. Who holds eye contact with {x} meanwhile?"],
+                         "From {a} to {b} seconds {c}. Who holds eye contact with {x} meanwhile?"],
                    c=clause, a=sa, b=sb, x=person(x))
         facts = [event_sentence(g, ctx.step, (a, b))] + [event_sentence(m, ctx.step, (a, b)) for m in contacts][:2]
         yield Candidate("C2", "C2.who", q, subset_text(truth, others), wrong, facts, [g] + contacts,
