@@ -2,10 +2,9 @@
 responds to whom."""
 from __future__ import annotations
 
-import itertools
 from typing import Iterator, Optional
 
-from qa_gen.candidate import Candidate, pick_distractors
+from qa_gen.candidate import Candidate
 from qa_gen.context import GESTURE_TYPES, Claim, VideoContext, claim_of
 from qa_gen.events_view import Event, Target, people_of
 from qa_gen.template_tools import NORMS, subset_options, subset_text
@@ -61,10 +60,6 @@ def c1_alignment(ctx: VideoContext) -> Iterator[Candidate]:
         yield Candidate("C1", "C1.order", q, correct, distractors, facts, [e, gaze, gesture],
                         sorted(people_of(gaze) | people_of(gesture)),
                         (min(gaze.start, gesture.start), max(gaze.end, gesture.end)), answer_class=order)
-
-
-def _eye_contact_with(ctx: VideoContext, x: int, a: float, b: float) -> list[int]:
-    return sorted({p for m in ctx.overlapping(a, b, ("mutual_gaze",)) if x in m.persons for p in m.persons} - {x})
 
 
 def c2_eye_contact(ctx: VideoContext) -> Iterator[Candidate]:
