@@ -150,7 +150,7 @@ def c3_gaze_response(ctx: VideoContext) -> Iterator[Candidate]:
             correct, distractors, q = facts[0], [], open_q
         yield Candidate("C3", "C3.response", q, correct, distractors, facts, cited,
                         sorted({x} | set(others) | ({tgt.person_id} - {-1})), (g.start, hi),
-                        open_question=open_q, norms=norm, answer_class="someone" if responders else "nobody")
+                        open_question=open_q, norms=norm, answer_class=str(len(responders)))
 
 
 def _onset(look: Event) -> float:

@@ -297,8 +297,13 @@ def test_known_scene_answers():
     assert ("G1.target", (3,)) not in answers
     assert answers[("G2.type", (9,))] == "Giving"
     assert answers[("T5.leads", (5,))] == "Person 1 leads Person 2's gaze"
-    # Person 1 turns to the cup at 7.0 s, Person 2 at 8.0 s: both within 3 s of the pointing at 6.0 s
-    assert answers[("C3.response", (3, 6, 8))] == "Both Person 1 and Person 2"
+    # Person 1 turns to the cup at 7.0 s, Person 2 at 8.0 s: both within 3 s of the pointing at 6.0 s. With
+    # two others there are too few non-empty subsets for four options: open-ended only
+    assert ("C3.response", (3, 6, 8)) not in answers
+    open_qa, _ = generate_qa(events, tracks, QAConfig(), seed=3, clip_duration=14.0)
+    c3 = next(r for r in open_qa.to_pylist() if r["template"] == "C3.response" and r["source_event_ids"] == [3, 6, 8])
+    assert "Person 1 looks at the cup at 7.0 seconds" in c3["answer_text"]
+    assert "Person 2 looks at the cup at 8.0 seconds" in c3["answer_text"]
     # nobody makes eye contact during a gesture, and Person 0 does not gesture back: such "nobody" answers
     # rest on missing detections and are not asked
     assert not [r for r in items if r["template"] in ("C2.who", "G6.reciprocal")]
