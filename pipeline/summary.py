@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Mapping, Optional
 
 import pyarrow as pa
 import pyarrow.compute as pc

@@ -7,7 +7,7 @@ a clip whose events all give the same kind of answer contributes one such item.
 """
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from typing import Mapping
 
 from qa_gen.context import stable_hash

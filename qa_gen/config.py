@@ -15,7 +15,11 @@ class QAConfig:
     near_duplicate_threshold: float = 0.9  # question similarity above which the later item is dropped
     time_step_seconds: float = 0.5  # times printed in questions are rounded to this
     reciprocal_window_seconds: float = 3.0  # G6: a gesture back within this long after the first one ends
-    response_window_seconds: float = 3.0  # C2/C3/T5: how long after a gesture or gaze a response counts
+    response_window_seconds: float = 3.0  # C3/T5: how long after a gesture or gaze a response counts
+    # no item rests on an event shorter than this, nor on two events that contradict each other for this
+    # long (one person on two targets, eye contact during its own breaking off); also the margin at the
+    # clip's ends within which an event's start or end was not observed (no "how long" about it)
+    min_evidence_seconds: float = 0.25
     # QA units (qa_gen/units.py): GRASP-style clips of whole shots; question times count from the unit start
     unit_min_seconds: float = 45.0
     unit_max_seconds: float = 120.0

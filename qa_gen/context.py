@@ -62,6 +62,7 @@ class VideoContext:
     seed: int
     reciprocal_window: float = 3.0
     response_window: float = 3.0
+    min_evidence: float = 0.25  # QAConfig.min_evidence_seconds
     by_id: dict[int, Event] = field(init=False)
 
     conflicted: frozenset = field(init=False)
@@ -70,7 +71,7 @@ class VideoContext:
         self.by_id = {e.event_id: e for e in self.events}
         gaze = [e for e in self.events if looks_of(e) or e.event_type in ("mutual_gaze", "gaze_aversion")]
         self.conflicted = frozenset(e.event_id for i, e in enumerate(gaze) for o in gaze[:i] + gaze[i + 1:]
-                                    if contradicts(e, o, 0.5 * self.step))
+                                    if contradicts(e, o, self.min_evidence))
 
     def rng(self, *parts: object) -> random.Random:
         """A generator seeded by (seed, video, parts): the same item always gets the same wording."""
@@ -81,20 +82,20 @@ class VideoContext:
         return [e for e in self.events if e.event_type in types and self.trusted(e)]
 
     def trusted(self, e: Event) -> bool:
-        """May an item rest on ``e``? Not when it lasts less than half a sampling step, nor when another
+        """May an item rest on ``e``? Not when it lasts less than ``min_evidence``, nor when another
         event contradicts it (one person on two targets at once, eye contact during its own breaking off):
         where the events stage disagrees with itself, at least one of the two is wrong. Gaze following is asked about only when each person's own look at the target is recorded too
         (the leader's when it begins, the follower's when they turn) and the target is not a part of
         either of them: a following event without that support would make a false item."""
-        if e.duration < 0.5 * self.step or e.event_id in self.conflicted:
+        if e.duration < self.min_evidence or e.event_id in self.conflicted:
             return False  # seen for less than a sample, or contradicted by another event: no item rests on it
         if e.event_type != "gaze_following":
             return True
         if e.leader is None or e.follower is None or e.target is None or e.target.person_id in (e.leader, e.follower):
             return False
         key = e.target.key
-        return (key in self.looked_at_directly(e.leader, e.start, e.start + 0.5 * self.step)
-                and key in self.looked_at_directly(e.follower, e.end - 0.5 * self.step, e.end + 0.5 * self.step))
+        return (key in self.looked_at_directly(e.leader, e.start, e.start + self.min_evidence)
+                and key in self.looked_at_directly(e.follower, e.end - self.min_evidence, e.end + self.min_evidence))
 
     def looked_at_directly(self, pid: int, a: float, b: float) -> set[tuple]:
         """Target keys of ``pid``'s own gaze_at events overlapping [a, b]."""
@@ -111,7 +112,7 @@ class VideoContext:
     def seen_whole(self, e: Event) -> bool:
         """Was the event's start and end both observed? One that starts at the clip's first sample or
         runs to its last may have begun before or gone on after the clip: its length is unknown."""
-        return e.start >= 0.5 * self.step and e.end <= self.duration - 0.5 * self.step
+        return e.start >= self.min_evidence and e.end <= self.duration - self.min_evidence
 
     # --- truth checks ---------------------------------------------------------------------------
 

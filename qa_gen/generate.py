@@ -63,7 +63,8 @@ def build_context(events: pa.Table, tracks: Optional[pa.Table], config: QAConfig
                 else Presence.from_events(parsed, clip_duration, step))
     return VideoContext(video_id=video_id, events=parsed, presence=presence, duration=float(clip_duration),
                         step=step, seed=int(seed), reciprocal_window=config.reciprocal_window_seconds,
-                        response_window=config.response_window_seconds)
+                        response_window=config.response_window_seconds,
+                        min_evidence=config.min_evidence_seconds)
 
 
 def candidates_of(ctx: VideoContext) -> list[Candidate]:

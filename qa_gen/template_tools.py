@@ -63,16 +63,14 @@ def subset_text(people: Sequence[int], candidates: Sequence[int]) -> str:
 
 
 def subset_options(candidates: Sequence[int], truth: Sequence[int], rng: random.Random) -> Optional[list[str]]:
-    """Three false person subsets (size <= 2) of ``candidates``, the same size as the truth first; None
-    when fewer exist. Callers ask only when someone did it (an absence of detections is the weakest
-    evidence), so "nobody" is offered only when two candidates leave too few other subsets."""
+    """Three false non-empty person subsets (size <= 2) of ``candidates``, the same size as the truth
+    first; None when fewer exist (two candidates). Callers ask only when someone did it (an absence of
+    detections is the weakest evidence), so "nobody" would never be the answer and is not offered."""
     truth_key = tuple(sorted(truth))
     subsets = [tuple(sorted(c)) for r in (1, 2) for c in itertools.combinations(candidates, r)]
     false = [s for s in subsets if s != truth_key]
     rng.shuffle(false)
     false.sort(key=lambda s: len(s) != len(truth_key))  # same size as the truth first: size is no tell
-    if len(false) < 3:
-        false.append(())
     if len(false) < 3:
         return None
     return [subset_text(s, candidates) for s in false[:3]]

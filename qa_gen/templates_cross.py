@@ -2,10 +2,9 @@
 responds to whom."""
 from __future__ import annotations
 
-import itertools
 from typing import Iterator, Optional
 
-from qa_gen.candidate import Candidate, pick_distractors
+from qa_gen.candidate import Candidate
 from qa_gen.context import GESTURE_TYPES, Claim, VideoContext, claim_of
 from qa_gen.events_view import Event, Target, people_of
 from qa_gen.template_tools import NORMS, subset_options, subset_text
@@ -63,10 +62,6 @@ def c1_alignment(ctx: VideoContext) -> Iterator[Candidate]:
                         (min(gaze.start, gesture.start), max(gaze.end, gesture.end)), answer_class=order)
 
 
-def _eye_contact_with(ctx: VideoContext, x: int, a: float, b: float) -> list[int]:
-    return sorted({p for m in ctx.overlapping(a, b, ("mutual_gaze",)) if x in m.persons for p in m.persons} - {x})
-
-
 def c2_eye_contact(ctx: VideoContext) -> Iterator[Candidate]:
     """While X gestures, who makes eye contact with X. Asked only when someone does, and each eye contact
     either covers a sampling step of the gesture or does not touch it (a graze would make the answer
@@ -90,7 +85,7 @@ def c2_eye_contact(ctx: VideoContext) -> Iterator[Candidate]:
         if wrong is None or len(truth) > 2:
             continue
         q = choose(rng, ["While {c} ({a} to {b} seconds), who makes eye contact with {x}?",
-                         "Between {a} and {b} seconds {c}. Who holds eye contact with {x} meanwhile?"],
+                         "From {a} to {b} seconds {c}. Who holds eye contact with {x} meanwhile?"],
                    c=clause, a=sa, b=sb, x=person(x))
         facts = [event_sentence(g, ctx.step, (a, b))] + [event_sentence(m, ctx.step, (a, b)) for m in contacts][:2]
         yield Candidate("C2", "C2.who", q, subset_text(truth, others), wrong, facts, [g] + contacts,
@@ -155,7 +150,7 @@ def c3_gaze_response(ctx: VideoContext) -> Iterator[Candidate]:
             correct, distractors, q = facts[0], [], open_q
         yield Candidate("C3", "C3.response", q, correct, distractors, facts, cited,
                         sorted({x} | set(others) | ({tgt.person_id} - {-1})), (g.start, hi),
-                        open_question=open_q, norms=norm, answer_class="someone" if responders else "nobody")
+                        open_question=open_q, norms=norm, answer_class=str(len(responders)))
 
 
 def _onset(look: Event) -> float:

@@ -190,9 +190,7 @@ def t4_mutual_gaze(ctx: VideoContext) -> Iterator[Candidate]:
             continue
         false_pairs = [persons_list(p) for p in itertools.combinations(present, 2) if frozenset(p) not in true_pairs]
         correct = persons_list(e.persons)
-        distractors = pick_distractors(rng, [], false_pairs, correct)
-        if len(distractors) == 2:
-            distractors.append("No two people make eye contact")
+        distractors = pick_distractors(rng, [], false_pairs, correct)  # pairs only: a "nobody" is never right
         q = choose(rng, ["Which two people make eye contact between {a} and {b} seconds?",
                          "Between {a} and {b} seconds, who holds eye contact with whom?"], a=sa, b=sb)
         yield Candidate("T4", "T4.pair", q, correct, distractors,
