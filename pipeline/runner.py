@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import platform
 import socket
 import time
@@ -267,7 +268,7 @@ def expected_frames(uri: str, config: Config) -> Optional[int]:
     duration = probe_duration(uri)
     if not duration:
         return None
-    return int(duration * config.sampling.fps + 1e-6) + 1
+    return math.ceil(duration * config.sampling.fps - 1e-6)  # samples at 0, 1/fps, ... before the end
 
 
 def rederive_clip(store: OutputStore, status: dict, config: Config, first_stage: str, command: str) -> dict:
