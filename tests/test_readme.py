@@ -44,7 +44,7 @@ def test_install_says_which_torch_pip_installs_and_how_to_get_the_cpu_build():
     assert "pip picks the build for your machine" not in README
     assert "CUDA" in install and "GB" in install
     cpu = [c for c in commands(install) if "--index-url" in c]
-    assert cpu and cpu[0][:3] == ["pip", "install", "torch"]
+    assert cpu and cpu[0][:4] == ["pip", "install", "torch", "torchvision"]  # together: their versions match
     assert cpu[0][cpu[0].index("--index-url") + 1] == "https://download.pytorch.org/whl/cpu"
 
 
