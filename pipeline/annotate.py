@@ -27,6 +27,11 @@ def person_label(person_id: int) -> str:
     return f"Person {int(person_id)}"
 
 
+def people(count: int) -> str:
+    """"1 person", "2 people" (messages and titles)."""
+    return f"{count} person" if count == 1 else f"{count} people"
+
+
 class PersonAnnotator:
     """Draws boxes and labels for the tracks rows of one frame. Build once, call per frame: the
     annotators scale line width and text to the frame size given at construction."""

@@ -54,6 +54,20 @@ def _setup_logging(verbose: bool) -> None:
     log.setLevel(level)
 
 
+def _quiet_libraries(verbose: bool) -> None:
+    """Library noise off the console unless -v (pipeline/quiet.py); the descriptor filter only when this
+    process writes to the real stderr (not inside a test runner's capture)."""
+    if verbose:
+        return
+    from pipeline import quiet
+
+    try:
+        real_stderr = sys.stderr.fileno() == 2
+    except (AttributeError, OSError, ValueError):
+        real_stderr = False
+    (quiet.quiet_native_stderr if real_stderr else quiet.quiet_libraries)()
+
+
 def _fail(message: str, code: int = 2) -> None:
     console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)  # paths stay whole
     raise typer.Exit(code)
@@ -68,7 +82,7 @@ def _load_config(config_file: Optional[Path]) -> Config:
         _fail(str(exc))
 
 
-VERBOSE = typer.Option(False, "--verbose", "-v", help="Debug logging (per-stage details, tracebacks of failed clips).")
+VERBOSE = typer.Option(False, "--verbose", "-v", help="Debug logging (per-stage details, tracebacks of failed clips) and the libraries' own messages (TensorFlow Lite, protobuf), which are hidden otherwise.")
 
 
 @app.command()
@@ -76,23 +90,29 @@ def run(
     inputs: List[str] = typer.Argument(..., help="Video files, directories (searched recursively), globs, "
                                        "or .txt/.csv/.parquet manifests of paths/URIs (s3://, gs:// work)."),
     out: str = typer.Option(..., "--out", "-o", help="Output folder or URI (tracks/, events/, qa/, status/, manifest.parquet, run.json)."),
-    fps: Optional[float] = typer.Option(None, help="Frames per second sampled from each video [default: 2, from the config]."),
+    fps: Optional[float] = typer.Option(None, help="Frames per second sampled from each video \\[default: 2, from the config]."),
     detector: Optional[Detector] = typer.Option(None, help="Person/pose backend. auto = YOLO when its weights are on disk, else MediaPipe."),
     weights: Optional[str] = typer.Option(None, help="YOLO-pose weights: a path, an Ultralytics name, or yolo11n-pose.yaml for an untrained model (no download)."),
-    tracker: Optional[Tracker] = typer.Option(None, help="Ultralytics tracker used within each shot [default: bytetrack]."),
-    executor: Optional[Executor] = typer.Option(None, help="local = in this process; ray = Ray Data (local instance started on demand, or --ray-address). auto = local for one video, Ray for more."),
+    tracker: Optional[Tracker] = typer.Option(None, help="Ultralytics tracker used within each shot \\[default: bytetrack]."),
+    executor: Optional[Executor] = typer.Option(None, help="local = in this process; ray = a pool of Ray actors (a local Ray instance started on demand, or --ray-address). auto = local for one video, Ray for more. \\[default: auto]"),
     ray_address: Optional[str] = typer.Option(None, help="Join this Ray cluster (e.g. auto, or ray://host:10001) instead of starting a local instance."),
-    workers: Optional[int] = typer.Option(None, min=1, help="Perception actors (Ray) [default: one per CPU core]."),
-    gpus_per_worker: Optional[float] = typer.Option(None, min=0.0, help="Fraction of a GPU per perception actor, e.g. 0.25 runs four per GPU [default: 0]."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Redo clips that already finished with the same config."),
+    workers: Optional[int] = typer.Option(None, min=1, help="Perception actors (Ray) \\[default: one per CPU core]."),
+    gpus_per_worker: Optional[float] = typer.Option(None, min=0.0, help="Fraction of a GPU per perception actor, e.g. 0.25 runs four per GPU \\[default: 0]."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Redo every stage of every input, even where OUT already has its tables (also tables recomputed by `socialtrace events` / `qa`)."),
     config_file: Optional[Path] = typer.Option(None, "--config", help="YAML/JSON file with config overrides, nested by section (see pipeline/config.py)."),
-    seed: Optional[int] = typer.Option(None, help="Seed for QA template and option order [default: 0]."),
+    seed: Optional[int] = typer.Option(None, help="Seed for QA template and option order \\[default: 0]."),
+    allow_failures: bool = typer.Option(False, "--allow-failures", help="Exit 0 when some clips failed but at least one is ok. Without it the exit status is 1 as soon as any clip failed, 2 for bad arguments."),
     verbose: bool = VERBOSE,
 ) -> None:
-    """Run perception, events and QA over videos; rerunning resumes where it stopped."""
+    """Run perception, events and QA over videos; rerunning resumes where it stopped.
+
+    Exit status: 0 when every clip is ok, 1 when any clip failed (0 with --allow-failures if at least one
+    is ok), 2 for bad arguments.
+    """
     _setup_logging(verbose)
+    _quiet_libraries(verbose)
     from pipeline import runner
-    from pipeline.inputs import InputError, assign_video_ids, expand_inputs
+    from pipeline.inputs import InputError, assign_video_ids, expand_inputs, stem_id
     from pipeline.storage import OutputStore
 
     config = _load_config(config_file)
@@ -118,12 +138,20 @@ def run(
     config = config.replace(**overrides)
 
     try:
-        videos = assign_video_ids(expand_inputs(inputs))
+        uris = expand_inputs(inputs)
     except InputError as exc:
         _fail(str(exc))
-    if not videos:
+    if not uris:
         _fail("no input videos")
     store = OutputStore(out)
+    try:
+        videos = assign_video_ids(uris, store.known_videos())
+    except InputError as exc:
+        _fail(str(exc))
+    for video in videos:
+        if video.video_id != stem_id(video.uri):
+            log.info("%s: video_id %s (another video in %s, or among the inputs, has the same file name)",
+                     video.uri, video.video_id, out)
     swept = store.sweep_temporaries()
     if swept:
         log.info("removed %d temporary file(s) left by an interrupted run", swept)
@@ -132,60 +160,111 @@ def run(
     if chosen == "auto":
         chosen = "local" if len(plan.todo) <= 1 and ray_address is None else "ray"
     log.info("%d input video(s): %d to process, %d already done (config %s); executor: %s",
-             len(videos), len(plan.todo), len(plan.done), config.hash(), chosen)
-    started = time.time()
-    statuses = []
-    if plan.todo:
-        from pipeline.ray_runner import PerceptionStartupError, iter_ray  # cheap: ray is imported on use
+             len(videos), len(plan.todo), len(plan.done) + len(plan.kept), config.hash(), chosen)
+    for video, stage, command in plan.kept:
+        log.warning("%s: keeping its %s tables from `socialtrace %s`, made with other settings than this "
+                    "command's; `socialtrace %s %s` or --overwrite replaces them", video.video_id, stage, command,
+                    stage, out)
+    if plan.rederive:
+        log.info("%d video(s): perception is current, events/QA settings changed: re-deriving them from the "
+                 "stored tracks", len(plan.rederive))
+    record = {"command": sys.argv, "executor": chosen, "started_at": time.time(),
+              "inputs": [v.video_id for v in videos]}
+    # the run record exists from the start, so that `socialtrace inspect` works on an interrupted run
+    runner.write_run_record(store, config, runner.build_manifest(store, record["inputs"]),
+                            {**record, "state": "running"})
+    statuses: list[dict] = []
+    state = "interrupted"
+    try:
+        for video, stage in plan.rederive:
+            statuses.append(runner.rederive_clip(store, store.read_status(video.video_id), config, stage, "run"))
+        if plan.todo:
+            from pipeline.ray_runner import PerceptionStartupError, iter_ray  # cheap: ray is imported on use
 
-        if chosen == "ray":
-            stream = iter_ray(plan.todo, config, out, ray_address=ray_address)
-        else:
-            stream = runner.iter_local(plan.todo, config, store)
-        try:
-            statuses = _consume_with_progress(stream, len(plan.todo))
-        except PerceptionStartupError as exc:
-            _fail(str(exc), code=1)
-    else:
-        log.info("nothing to do: every input already has an ok status for config %s (use --overwrite to redo)",
-                 config.hash())
-    manifest = runner.build_manifest(store)
-    runner.write_run_record(store, config, manifest, {
-        "command": sys.argv, "executor": chosen, "started_at": started, "finished_at": time.time(),
-        "processed": len(plan.todo), "skipped": len(plan.done),
-    })
+            with _RunDisplay(len(plan.todo)) as display:
+                if chosen == "ray":
+                    stream = iter_ray(plan.todo, config, out, ray_address=ray_address, quiet=not verbose,
+                                      on_segment=display.segment_done)
+                else:
+                    stream = runner.iter_local(plan.todo, config, store, progress=display)
+                try:
+                    for status in stream:
+                        display.video_done(status)
+                        statuses.append(status)
+                except PerceptionStartupError as exc:
+                    state = "failed"
+                    _fail(str(exc), code=1)
+        elif not plan.rederive:
+            log.info("nothing to do: every input already has an ok status for config %s (use --overwrite to redo)",
+                     config.hash())
+        state = "finished"
+    finally:
+        manifest = runner.build_manifest(store, record["inputs"])
+        runner.write_run_record(store, config, manifest, {
+            **record, "state": state, "finished_at": time.time(),
+            "processed": len(plan.todo), "rederived": len(plan.rederive), "skipped": len(plan.done) + len(plan.kept),
+        })
     for status in statuses:
         if status["status"] == "failed":
             log.error("%s failed: %s", status["video_id"], status["error"])
     n_failed = sum(s["status"] == "failed" for s in statuses)
-    console.print(f"{len(statuses) - n_failed} ok, {n_failed} failed, {len(plan.done)} skipped -> {out}")
-    ok_overall = manifest.column("status").to_pylist().count("ok") if manifest.num_rows else 0
-    if ok_overall == 0:
+    n_ok = len(statuses) - n_failed
+    console.print(f"{n_ok} ok, {n_failed} failed, {len(plan.done) + len(plan.kept)} skipped -> {out}")
+    latest = [r for r in manifest.select(["status", "in_latest_run"]).to_pylist() if r["in_latest_run"]]
+    if not any(r["status"] == "ok" for r in latest) or (n_failed and not allow_failures):
         raise typer.Exit(1)
 
 
-def _consume_with_progress(stream, total: int) -> list[dict]:
-    statuses: list[dict] = []
-    frames = 0
-    video_seconds = 0.0
-    started = time.time()
-    columns = [TextColumn("[bold]videos"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[detail]}"),
-               TimeElapsedColumn(), TimeRemainingColumn()]
-    with Progress(*columns, console=console, transient=False, disable=not console.is_terminal) as progress:
-        task = progress.add_task("videos", total=total, detail="")
-        for status in stream:
-            statuses.append(status)
-            frames += status.get("n_frames") or 0
-            video_seconds += status.get("duration_s") or 0.0
-            failed = sum(s["status"] == "failed" for s in statuses)
-            elapsed = max(time.time() - started, 1e-9)
-            progress.update(task, advance=1, detail=f"{failed} failed, {frames / elapsed:.1f} frames/s, "
-                                                    f"{video_seconds / elapsed:.2f} video-s/s")
-            if not console.is_terminal:
-                log.info("[%d/%d] %s %s%s", len(statuses), total, status["video_id"], status["status"],
-                         f" ({status['error']})" if status.get("error") else f" ({status.get('n_frames', 0)} frames, "
-                         f"{status.get('n_persons', 0)} people, {status.get('n_events', 0)} events, {status.get('n_qa', 0)} QA)")
-    return statuses
+class _RunDisplay:
+    """Progress in a terminal: videos done of the run, and frames (local executor) or segments (Ray) of
+    the video being perceived; one log line per video elsewhere (CI logs, files)."""
+
+    def __init__(self, total: int):
+        self.total = total
+        self.statuses: list[dict] = []
+        self.frames = 0
+        self.video_seconds = 0.0
+        self.started = time.time()
+        columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("{task.fields[detail]}"), TimeElapsedColumn(), TimeRemainingColumn()]
+        self.progress = Progress(*columns, console=console, transient=False, disable=not console.is_terminal)
+        self.videos = self.progress.add_task("[bold]videos", total=total, detail="")
+        self.within = self.progress.add_task("", total=None, detail="", visible=False)
+
+    def __enter__(self) -> "_RunDisplay":
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.progress.__exit__(*exc_info)
+
+    # runner.VideoProgress (local executor)
+    def start_video(self, video, frames: Optional[int]) -> None:
+        self.progress.reset(self.within, total=frames, description=f"  {video.video_id} frames", visible=True)
+
+    def advance_frames(self, n: int) -> None:
+        self.progress.advance(self.within, n)
+
+    # Ray executor: the segments of a long video as they come back
+    def segment_done(self, video_id: str, done: int, total: int) -> None:
+        self.progress.update(self.within, total=total, completed=done, description=f"  {video_id} segments",
+                             visible=True)
+
+    def video_done(self, status: dict) -> None:
+        self.statuses.append(status)
+        self.frames += status.get("n_frames") or 0
+        self.video_seconds += status.get("duration_s") or 0.0
+        failed = sum(s["status"] == "failed" for s in self.statuses)
+        elapsed = max(time.time() - self.started, 1e-9)
+        self.progress.update(self.videos, advance=1, detail=f"{failed} failed, {self.frames / elapsed:.1f} frames/s, "
+                                                              f"{self.video_seconds / elapsed:.2f} video-s/s")
+        if not console.is_terminal:
+            from pipeline.annotate import people
+
+            log.info("[%d/%d] %s %s%s", len(self.statuses), self.total, status["video_id"], status["status"],
+                     f" ({status['error']})" if status.get("error") else
+                     f" ({status.get('n_frames', 0)} frames, {people(status.get('n_persons', 0))}, "
+                     f"{status.get('n_events', 0)} events, {status.get('n_qa', 0)} QA)")
 
 
 def _open_existing(out: str):
@@ -211,7 +290,7 @@ def events(
 @app.command()
 def qa(
     out: str = typer.Argument(..., help="Output folder of `socialtrace run`."),
-    seed: Optional[int] = typer.Option(None, help="Seed for templates and option order [default: the run's seed]."),
+    seed: Optional[int] = typer.Option(None, help="Seed for templates and option order \\[default: the run's seed]."),
     config_file: Optional[Path] = typer.Option(None, "--config", help="Override QA settings (YAML/JSON); default: the config recorded in run.json."),
     verbose: bool = VERBOSE,
 ) -> None:

@@ -76,13 +76,26 @@ class Config:
     # with more workers still skips finished clips.
     _UNHASHED = ("run",)
 
+    # What each stage's tables depend on, in pipeline order: a rerun redoes a stage only when its own
+    # hash changed (a new QA seed does not redo perception). Each stage includes the stages before it.
+    STAGES = ("perception", "events", "qa")
+    _STAGE_KEYS = {
+        "perception": ("sampling", "detector", "tracking", "gaze", "pointing"),
+        "events": ("sampling", "detector", "tracking", "gaze", "pointing", "events"),
+        "qa": ("sampling", "detector", "tracking", "gaze", "pointing", "events", "qa", "seed"),
+    }
+
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
     def hash(self) -> str:
         data = {k: v for k, v in self.to_dict().items() if k not in self._UNHASHED}
-        blob = json.dumps(data, sort_keys=True, default=list).encode()
-        return hashlib.sha256(blob).hexdigest()[:16]
+        return _digest(data)
+
+    def stage_hashes(self) -> dict[str, str]:
+        """{"perception": ..., "events": ..., "qa": ...}: the hash of what each stage's tables depend on."""
+        data = self.to_dict()
+        return {stage: _digest({k: data[k] for k in keys}) for stage, keys in self._STAGE_KEYS.items()}
 
     def replace(self, **sections: Any) -> "Config":
         """Return a copy with whole sections or section fields replaced:
@@ -112,6 +125,10 @@ class Config:
             return cls.from_dict(data)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{path}: {exc}") from exc
+
+
+def _digest(data: Mapping[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True, default=list).encode()).hexdigest()[:16]
 
 
 def _merge(obj: Any, updates: Mapping[str, Any]) -> Any:

@@ -9,6 +9,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import Mapping, Optional
 
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
@@ -127,16 +128,41 @@ def expand_inputs(arguments: list[str]) -> list[str]:
     return unique
 
 
-def assign_video_ids(uris: list[str]) -> list[InputVideo]:
-    """video_id = sanitised file stem; a short hash of the URI is appended only where stems collide."""
-    stems = [sanitise_id(_stem(u)) for u in uris]
-    counts: dict[str, int] = {}
-    for stem in stems:
-        counts[stem] = counts.get(stem, 0) + 1
+def stem_id(uri: str) -> str:
+    """The id a video gets when nothing else claims it: its sanitised file-name stem."""
+    return sanitise_id(_stem(uri))
+
+
+def hashed_id(uri: str) -> str:
+    """The id of a video whose stem another video already has: stem plus 8 hex digits of its URI's hash,
+    the same on every run."""
+    return f"{stem_id(uri)}-{hashlib.sha1(uri.encode()).hexdigest()[:8]}"
+
+
+def assign_video_ids(uris: list[str], known: Optional[Mapping[str, str]] = None) -> list[InputVideo]:
+    """Name each input video so that a name always means the same file in an output folder.
+
+    ``known`` maps the ids an output folder already holds to their URIs (its status files). A video the
+    folder knows keeps its id there. Otherwise it gets its stem, unless the stem is taken by a different
+    file in the folder or shared with another new input: then every such video gets ``hashed_id``. So
+    the same file never changes id between runs into one folder, and a different file never takes an
+    id the folder already holds (its tables are never replaced by another video's).
+    """
+    known = dict(known or {})
+    id_of_uri = {uri: video_id for video_id, uri in known.items()}
+    new = [u for u in uris if u not in id_of_uri]
+    stem_counts: dict[str, int] = {}
+    for uri in new:
+        stem_counts[stem_id(uri)] = stem_counts.get(stem_id(uri), 0) + 1
     videos = []
-    for uri, stem in zip(uris, stems):
-        video_id = stem
-        if counts[stem] > 1:
-            video_id = f"{stem}-{hashlib.sha1(uri.encode()).hexdigest()[:8]}"
+    for uri in uris:
+        video_id = id_of_uri.get(uri)
+        if video_id is None:
+            stem = stem_id(uri)
+            video_id = stem if stem not in known and stem_counts[stem] == 1 else hashed_id(uri)
+            if known.get(video_id, uri) != uri:  # a hash collision: refuse rather than mix two videos
+                raise InputError(f"{uri}: its video id {video_id!r} already names {known[video_id]} in the "
+                                 f"output folder; rename one of the two files")
+            known[video_id] = uri
         videos.append(InputVideo(video_id=video_id, uri=uri))
     return videos

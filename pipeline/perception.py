@@ -60,6 +60,7 @@ class PerceptionWorker:
         self.config = config
         self.detector = detector_for(config)
         self.backend = getattr(self.detector, "name", type(self.detector).__name__)
+        self.on_frames = None  # optional callable(n): n more sampled frames were detected (progress display)
 
     def __call__(self, clip: ClipSpec) -> PerceptionResult:
         """Run perception on ``clip``; raises VideoError when its video cannot be read."""
@@ -95,6 +96,8 @@ class PerceptionWorker:
                     native_idx.append(frame.native_frame_idx)
                 if batch and (frame is None or len(batch) >= max(1, self.config.detector.batch_size)):
                     observations.extend(self._observe(batch, timings))
+                    if self.on_frames is not None:
+                        self.on_frames(len(batch))
                     batch = []  # the images are released here
                 if frame is None:
                     break

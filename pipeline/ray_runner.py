@@ -48,7 +48,7 @@ import math
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from pipeline import runner
 from pipeline.clip import ClipSpec, PerceptionResult
@@ -82,9 +82,13 @@ class PerceptionActor:
     events actor - or, for a clip that raised, ``(failed status it already wrote, None)``.
     """
 
-    def __init__(self, config: Config, out_uri: str, threads: int):
+    def __init__(self, config: Config, out_uri: str, threads: int, quiet: bool = False):
         for name in _THREAD_ENV_VARS:  # read by the native libraries when they load, so set before
             os.environ[name] = str(threads)
+        if quiet:  # likewise: before mediapipe is imported
+            from pipeline.quiet import quiet_libraries
+
+            quiet_libraries()
         from pipeline.perception import PerceptionWorker
 
         self.config = config
@@ -307,7 +311,8 @@ def _cluster_shape() -> tuple[float, float, float]:
 # --- the executor ------------------------------------------------------------------------------
 
 def iter_ray(todo: list[InputVideo], config: Config, out_uri: str,
-             ray_address: Optional[str] = None) -> Iterator[dict]:
+             ray_address: Optional[str] = None, quiet: bool = False,
+             on_segment: Optional[Callable[[str, int, int], None]] = None) -> Iterator[dict]:
     """Process ``todo`` on Ray; yield one status dict per video as it completes (ok or failed).
 
     Joins ``ray_address`` when given (e.g. "auto" on a cluster head), else starts a local instance and
@@ -316,6 +321,8 @@ def iter_ray(todo: list[InputVideo], config: Config, out_uri: str,
     ``config.run.max_retries`` times, then its video failed; one running longer than
     ``config.run.clip_timeout_seconds`` + ``config.run.clip_timeout_per_video_second`` x its length fails
     its video and its actor is replaced. Raises ``PerceptionStartupError`` when no perception actor can start.
+    ``quiet`` keeps library noise out of the workers' logs (pipeline/quiet.py); ``on_segment(video_id,
+    done, total)`` is called as the segments of a long video come back (a progress display).
     """
     import ray
 
@@ -328,7 +335,7 @@ def iter_ray(todo: list[InputVideo], config: Config, out_uri: str,
                          node_cpus)
         log.info("Ray: %d perception actor(s), %g CPU / %d thread(s) / %g GPU each", pool.workers,
                  pool.cpus_per_worker, pool.threads_per_worker, pool.gpus_per_worker)
-        yield from _Scheduler(todo, config, out_uri, pool).run()
+        yield from _Scheduler(todo, config, out_uri, pool, quiet=quiet, on_segment=on_segment).run()
     finally:
         if connected:
             ray.shutdown()
@@ -353,9 +360,12 @@ class _Scheduler:
     """The driver loop: keep every perception actor busy, split long videos into segments, hand results to
     the events actors, enforce deadlines, replace dead actors, and yield each video's status once."""
 
-    def __init__(self, todo: list[InputVideo], config: Config, out_uri: str, pool: PoolPlan):
+    def __init__(self, todo: list[InputVideo], config: Config, out_uri: str, pool: PoolPlan, quiet: bool = False,
+                 on_segment: Optional[Callable[[str, int, int], None]] = None):
         import ray
 
+        self.quiet = quiet
+        self.on_segment = on_segment
         self.config = config
         self.out_uri = out_uri
         self.store = OutputStore(out_uri)
@@ -383,7 +393,7 @@ class _Scheduler:
 
     # -- perception actors --
     def _start_actor(self) -> None:
-        actor = self.perception_class.remote(self.config, self.out_uri, self.pool.threads_per_worker)
+        actor = self.perception_class.remote(self.config, self.out_uri, self.pool.threads_per_worker, self.quiet)
         slot = _Slot(actor=actor)
         self.slots.append(slot)
         deadline = time.monotonic() + self.config.run.worker_start_timeout_seconds
@@ -477,6 +487,8 @@ class _Scheduler:
             self._finish(clip, "finish", call.result_ref)
         else:
             clip.results[work.spec.segment_index] = call.result_ref
+            if self.on_segment is not None:
+                self.on_segment(clip.video.video_id, len(clip.results), len(clip.segments))
             if len(clip.results) == len(clip.segments):
                 self._finish(clip, "finish_segments", *[clip.results[i] for i in range(len(clip.segments))])
         return None

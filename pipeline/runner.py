@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import platform
 import socket
 import time
@@ -104,6 +105,9 @@ def finish_clip(result: PerceptionResult, config: Config, store: OutputStore, st
         "status": "ok",
         "error": None,
         "config_hash": config.hash(),
+        # per stage: the hash of its settings and the command that wrote its table (plan_run reads both)
+        "stage_hashes": config.stage_hashes(),
+        "stage_commands": {stage: "run" for stage in Config.STAGES},
         "backend": result.backend,
         "duration_s": info.duration_s,
         "native_fps": info.native_fps,
@@ -164,28 +168,55 @@ def process_video(video: InputVideo, perceive: Callable[[ClipSpec], PerceptionRe
 
 @dataclass
 class RunPlan:
-    todo: list[InputVideo]
-    done: list[InputVideo] = field(default_factory=list)  # ok with the same config hash: skipped
+    todo: list[InputVideo]  # perception (and everything after it) to run
+    done: list[InputVideo] = field(default_factory=list)  # ok with the same settings: skipped
+    # ok, perception current, a later stage's settings changed: that stage and the next are re-derived
+    # from the stored tables (no video), as (video, first stage to redo)
+    rederive: list[tuple[InputVideo, str]] = field(default_factory=list)
+    # ok, but a later stage was recomputed by `socialtrace events` / `qa` with other settings than this
+    # command's: kept, never silently replaced; (video, stage, command that wrote it)
+    kept: list[tuple[InputVideo, str, str]] = field(default_factory=list)
 
 
 def plan_run(videos: list[InputVideo], config: Config, store: OutputStore, overwrite: bool) -> RunPlan:
-    config_hash = config.hash()
+    """Decide per video what a run does: perceive it, re-derive a later stage, keep it, or skip it."""
+    wanted = config.stage_hashes()
     plan = RunPlan(todo=[])
     for video in videos:
         status = None if overwrite else store.read_status(video.video_id)
-        if (status and status.get("status") == "ok" and status.get("config_hash") == config_hash
-                and status.get("uri") == video.uri):
-            plan.done.append(video)
-        else:
+        if not status or status.get("status") != "ok" or status.get("uri") != video.uri:
             plan.todo.append(video)
+            continue
+        stored = status.get("stage_hashes")
+        if stored is None:  # written before per-stage hashes: only the whole-config hash tells
+            (plan.done if status.get("config_hash") == config.hash() else plan.todo).append(video)
+            continue
+        if stored.get("perception") != wanted["perception"]:
+            plan.todo.append(video)
+            continue
+        stale = next((stage for stage in Config.STAGES[1:] if stored.get(stage) != wanted[stage]), None)
+        command = (status.get("stage_commands") or {}).get(stale, "run")
+        if stale is None:
+            plan.done.append(video)
+        elif command != "run":
+            plan.kept.append((video, stale, command))
+        else:
+            plan.rederive.append((video, stale))
     return plan
 
 
-def build_manifest(store: OutputStore) -> pa.Table:
-    """OUT/manifest.parquet rebuilt from the status files (the truth), one row per clip."""
+def build_manifest(store: OutputStore, latest_inputs: Optional[Iterable[str]] = None) -> pa.Table:
+    """OUT/manifest.parquet rebuilt from the status files (the truth), one row per video the folder
+    holds. ``in_latest_run`` says which rows are inputs of the latest `socialtrace run` (default: the
+    video ids run.json records): rows of videos no longer given (a renamed or removed input) stay, with
+    their data, marked false."""
+    if latest_inputs is None:
+        latest_inputs = (store.read_json(store.path("run.json")) or {}).get("inputs")
+    latest = None if latest_inputs is None else set(latest_inputs)
     rows = []
     for status in store.iter_statuses():
         row = {name: status.get(name) for name in schema.MANIFEST_SCHEMA.names}
+        row["in_latest_run"] = None if latest is None else status.get("video_id") in latest
         rows.append(row)
     rows.sort(key=lambda r: r["video_id"])
     table = schema.table_from_rows(rows, schema.MANIFEST_SCHEMA)
@@ -237,40 +268,73 @@ def read_run_config(store: OutputStore) -> Config:
     return Config.from_dict(record["config"])
 
 
-def iter_local(todo: Iterable[InputVideo], config: Config, store: OutputStore) -> Iterable[dict]:
+def iter_local(todo: Iterable[InputVideo], config: Config, store: OutputStore,
+               progress: Optional["VideoProgress"] = None) -> Iterable[dict]:
     """The in-process executor: one perception worker, clips one after another."""
     from pipeline.perception import PerceptionWorker
 
     worker = PerceptionWorker(config)
+    if progress is not None:
+        worker.on_frames = progress.advance_frames
     for video in todo:
+        if progress is not None:
+            progress.start_video(video, expected_frames(video.uri, config))
         yield process_video(video, worker, config, store)
+
+
+class VideoProgress:
+    """What an executor reports within a video (a progress display implements it)."""
+
+    def start_video(self, video: InputVideo, frames: Optional[int]) -> None:
+        """Perception of ``video`` starts; ``frames`` is how many frames it will sample (None: unknown)."""
+
+    def advance_frames(self, n: int) -> None:
+        """``n`` more frames of the current video were perceived."""
+
+
+def expected_frames(uri: str, config: Config) -> Optional[int]:
+    """How many frames perception will sample from the video at ``uri`` (from its header; None when the
+    header does not tell). Segments of a long video decode their overlaps twice; this counts them once."""
+    from pipeline.segments import probe_duration
+
+    duration = probe_duration(uri)
+    if not duration:
+        return None
+    return math.ceil(duration * config.sampling.fps - 1e-6)  # samples at 0, 1/fps, ... before the end
+
+
+def rederive_clip(store: OutputStore, status: dict, config: Config, first_stage: str, command: str) -> dict:
+    """Redo ``first_stage`` ("events" or "qa") and the stages after it for one ok clip from its stored
+    tables (no video), then its status; ``command`` is recorded as what wrote those tables."""
+    video_id = status["video_id"]
+    tracks = store.read_video_table("tracks", video_id)
+    if tracks is None:
+        raise FileNotFoundError(f"{store.partition_file('tracks', video_id)}: missing tracks for an ok clip")
+    if first_stage == "events":
+        events = derive_events(tracks, store.read_video_table("objects", video_id), config, status.get("duration_s"))
+        store.write_table("events", video_id, events)
+    else:
+        events = store.read_video_table("events", video_id)
+        if events is None:
+            raise FileNotFoundError(f"{store.partition_file('events', video_id)}: missing events for an ok clip")
+    qa, drops, units = derive_qa(events, tracks, config, status.get("duration_s"), shots_of_status(status))
+    store.write_table("qa", video_id, qa)
+    redone = Config.STAGES[Config.STAGES.index(first_stage):]
+    hashes, commands = dict(status.get("stage_hashes") or {}), dict(status.get("stage_commands") or {})
+    for stage in redone:
+        hashes[stage] = config.stage_hashes()[stage]
+        commands[stage] = command
+    status = {**status, "n_events": events.num_rows, "n_qa": qa.num_rows, "qa_dropped": drops, "units": units,
+              "config_hash": config.hash(), "stage_hashes": hashes, "stage_commands": commands}
+    store.write_json(store.status_file(video_id), status)
+    return status
 
 
 def recompute_tables(store: OutputStore, config: Config, with_events: bool) -> list[dict]:
     """`socialtrace events` / `socialtrace qa`: rebuild events (and QA) from stored tables, no video."""
-    updated = []
-    for status in list(store.iter_statuses()):
-        if status.get("status") != "ok":
-            continue
-        video_id = status["video_id"]
-        tracks = store.read_video_table("tracks", video_id)
-        if tracks is None:
-            raise FileNotFoundError(f"{store.partition_file('tracks', video_id)}: missing tracks for an ok clip")
-        if with_events:
-            objects = store.read_video_table("objects", video_id)
-            events = derive_events(tracks, objects, config, status.get("duration_s"))
-            store.write_table("events", video_id, events)
-        else:
-            events = store.read_video_table("events", video_id)
-            if events is None:
-                raise FileNotFoundError(f"{store.partition_file('events', video_id)}: missing events for an ok clip")
-        qa, drops, units = derive_qa(events, tracks, config, status.get("duration_s"), shots_of_status(status))
-        store.write_table("qa", video_id, qa)
-        status = {**status, "n_events": events.num_rows, "n_qa": qa.num_rows, "qa_dropped": drops,
-                  "units": units, "config_hash": config.hash()}
-        store.write_json(store.status_file(video_id), status)
-        updated.append(status)
-    return updated
+    first_stage, command = ("events", "events") if with_events else ("qa", "qa")
+    return [rederive_clip(store, status, config, first_stage, command)
+            for status in list(store.iter_statuses()) if status.get("status") == "ok"]
 
 
 def summarise_drops(statuses: Iterable[dict]) -> dict[str, int]:

@@ -197,6 +197,8 @@ MANIFEST_SCHEMA = pa.schema(
         pa.field("wall_s", pa.float64(), nullable=True),
         pa.field("config_hash", pa.string(), nullable=True),
         pa.field("n_segments", pa.int32(), nullable=True),  # perceived as this many segments (long videos)
+        # an input of the latest `socialtrace run` (false: a video an earlier run was given, kept with its data)
+        pa.field("in_latest_run", pa.bool_(), nullable=True),
     ]
 )
 

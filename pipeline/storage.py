@@ -75,11 +75,17 @@ class OutputStore:
                 os.remove(temp_path)
 
     def write_table(self, table_name: str, video_id: str, table: pa.Table) -> str:
-        """Write one video's partition of a table; the video_id column is stored in the directory name
-        (hive partitioning), as DuckDB, pyarrow.dataset and HF datasets expect."""
-        body = table.drop_columns(["video_id"]) if "video_id" in table.column_names else table
+        """Write one video's partition of a table. The partition directory names the video (hive
+        partitioning, for DuckDB and pyarrow.dataset) and the file keeps its video_id column too, so
+        that a reader of the files alone (``datasets.load_dataset("parquet", data_files=...)``) knows
+        each row's video."""
+        ids = pa.array([video_id] * table.num_rows, pa.string())
+        if "video_id" in table.column_names:
+            table = table.set_column(table.column_names.index("video_id"), "video_id", ids)
+        else:
+            table = table.add_column(0, "video_id", ids)
         final_path = self.partition_file(table_name, video_id)
-        self.write_parquet(final_path, body)
+        self.write_parquet(final_path, table)
         return final_path
 
     def write_json(self, path: str, payload: Any) -> None:
@@ -87,8 +93,12 @@ class OutputStore:
         self._atomic_write(path, data)
 
     def write_parquet(self, path: str, table: pa.Table) -> None:
+        """A zero-row table is written with no row group at all: an empty row group makes some readers
+        fail (Hugging Face datasets: "BatchSize must be greater than 0")."""
         sink = io.BytesIO()
-        pq.write_table(table, sink, compression="zstd")
+        with pq.ParquetWriter(sink, table.schema, compression="zstd") as writer:
+            if table.num_rows:
+                writer.write_table(table)
         self._atomic_write(path, sink.getvalue())
 
     def delete_video(self, video_id: str, tables: tuple[str, ...] = TABLE_NAMES) -> None:
@@ -133,13 +143,18 @@ class OutputStore:
                 if status is not None:
                     yield status
 
+    def known_videos(self) -> dict[str, str]:
+        """video_id -> URI of every video this folder has a status for (pipeline.inputs keeps ids stable)."""
+        return {s["video_id"]: s["uri"] for s in self.iter_statuses() if s.get("video_id") and s.get("uri")}
+
     def read_video_table(self, table_name: str, video_id: str) -> Optional[pa.Table]:
         """One video's partition with its video_id column restored, conformed to the schema."""
         path = self.partition_file(table_name, video_id)
         if not self._exists(path):
             return None
         table = pq.read_table(path, filesystem=self.fs)
-        table = table.append_column("video_id", pa.array([video_id] * table.num_rows, pa.string()))
+        if "video_id" not in table.column_names:  # written before the files kept their video_id column
+            table = table.append_column("video_id", pa.array([video_id] * table.num_rows, pa.string()))
         return schema.conform(table, schema.TABLES[table_name])
 
     def read_table(self, table_name: str, filter_expression: Any = None) -> pa.Table:

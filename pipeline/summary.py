@@ -134,8 +134,13 @@ def summarize_run(out: str | OutputStore) -> dict:
 
     mcq = qa.filter(pc.equal(qa.column("format"), "mcq")) if qa.num_rows else qa
     letters = Counter(mcq.column("answer").to_pylist()) if mcq.num_rows else Counter()
+    record = store.read_json(store.path("run.json")) or {}
+    inputs = record.get("inputs")
     return {
         "out": store.uri,
+        # the latest `socialtrace run`: running (or killed while running), interrupted, finished
+        "run": {"state": record.get("state", "finished"), "inputs": None if inputs is None else len(inputs),
+                "inputs_finished": None if inputs is None else len(set(inputs) & known)},
         "fps": sampling_fps(store),
         "clips": {"total": len(statuses), "ok": status_counts.get("ok", 0),
                   "failed": status_counts.get("failed", 0), "skipped": status_counts.get("skipped", 0)},
@@ -290,6 +295,12 @@ def print_run_summary(summary: Mapping[str, Any], console: Console) -> None:
                       _str(clip["n_frames"]), _str(clip["n_persons"]), _str(clip["n_events"]), _str(clip["n_units"]), _str(clip["n_qa"]),
                       _str(clip["qa_dropped"]), clip["error"] or "")
     console.print(table)
+    run = summary.get("run") or {}
+    if run.get("state", "finished") != "finished":
+        done = f": {run['inputs_finished']} of its {run['inputs']} input(s) have a status" if run.get("inputs") else ""
+        state = "was interrupted" if run["state"] == "interrupted" else "has not finished (still running, or killed)"
+        console.print(f"[yellow]the latest run {state}{done}; the tables hold what finished; rerun the same "
+                      f"command to resume[/]")
 
     if summary["events_by_type"]:
         table = Table(title="Events by type", title_justify="left")

@@ -17,7 +17,7 @@ from typing import Mapping, Optional, Sequence
 
 import pyarrow as pa
 
-from pipeline.annotate import person_color, person_label
+from pipeline.annotate import people, person_color, person_label
 from qa_gen.events_view import event_from_row
 from qa_gen.wording import event_type_name, target_phrase
 from pipeline.render import GAZE_TARGET_COLORS, POINTING_COLOR
@@ -273,6 +273,6 @@ def write_timeline(out, video_id: str, path: str | Path) -> Path:
     events = store.read_video_table("events", video_id)
     qa = store.read_video_table("qa", video_id)
     data = build_timeline(clip.tracks, events, qa, clip.fps, clip.status.get("duration_s"))
-    title = (f"{video_id}: {len(data.person_ids)} people, {len(clip.events)} events, "
+    title = (f"{video_id}: {people(len(data.person_ids))}, {len(clip.events)} events, "
              f"{0 if qa is None else qa.num_rows} QA items")
     return draw_timeline(data, path, title)

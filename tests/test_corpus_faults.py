@@ -72,7 +72,7 @@ def corpus_run(tmp_path_factory, media_dir):
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", "COLUMNS": "250"}
     proc = subprocess.run(
         [sys.executable, "-m", "pipeline.cli", "run", str(corpus), "-o", str(out), "--executor", "ray",
-         "--workers", "2", "--fps", "2"],
+         "--workers", "2", "--fps", "2", "--allow-failures"],
         capture_output=True, text=True, env=env, timeout=400, cwd=str(REPO),
     )
     return corpus, out, proc

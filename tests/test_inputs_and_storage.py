@@ -97,3 +97,50 @@ def test_status_files_are_written_whole_and_listed(tmp_path):
     leftovers = [p for p in (tmp_path / "out").rglob("*") if TEMP_MARK in p.name]
     assert leftovers == []
     assert sorted(os.listdir(tmp_path / "out" / "status")) == ["a.json", "b.json"]
+
+
+# --- video ids stay with their file in an output folder (issue 12, item 1) ----------------------
+
+def test_a_known_file_keeps_its_id_and_a_new_file_never_takes_a_taken_id():
+    # run 1 into a fresh folder: colA's clip is alone, it gets its stem
+    first = assign_video_ids(["/colA/clip.mp4"])
+    assert [v.video_id for v in first] == ["clip"]
+    known = {v.video_id: v.uri for v in first}
+    # run 2: a different file with the same stem gets a distinct id, derived from its own URI only
+    second = assign_video_ids(["/colB/clip.avi"], known)
+    assert second[0].video_id.startswith("clip-") and second[0].video_id != "clip"
+    assert second[0].video_id == assign_video_ids(["/colB/clip.avi"], {"clip": "/elsewhere/clip.mkv"})[0].video_id
+    known.update({v.video_id: v.uri for v in second})
+    # run 3: both together, in either order: each keeps the id it has in the folder
+    for order in (["/colA/clip.mp4", "/colB/clip.avi"], ["/colB/clip.avi", "/colA/clip.mp4"]):
+        ids = {v.uri: v.video_id for v in assign_video_ids(order, known)}
+        assert ids == {"/colA/clip.mp4": "clip", "/colB/clip.avi": second[0].video_id}
+    # a fresh folder given both at once: neither gets the bare stem, so neither depends on the other
+    fresh = assign_video_ids(["/colA/clip.mp4", "/colB/clip.avi"])
+    assert "clip" not in {v.video_id for v in fresh} and len({v.video_id for v in fresh}) == 2
+
+
+def test_an_id_that_would_mix_two_videos_is_refused_naming_both():
+    from pipeline.inputs import hashed_id
+
+    taken = {hashed_id("/colB/clip.avi"): "/colC/other.mp4", "clip": "/colA/clip.mp4"}
+    with pytest.raises(InputError, match=r"/colB/clip.avi: .* already names /colC/other.mp4"):
+        assign_video_ids(["/colB/clip.avi"], taken)
+
+
+# --- partitions every reader accepts (issue 12, item 2) -------------------------------------------
+
+def test_empty_partitions_have_no_row_group_and_files_carry_their_video_id(tmp_path):
+    import datasets
+
+    store = OutputStore(str(tmp_path / "out"))
+    store.write_table("tracks", "0001", schema.table_from_rows(_tracks_rows("0001", 3), schema.TRACKS_SCHEMA))
+    store.write_table("tracks", "empty", schema.empty_table(schema.TRACKS_SCHEMA))
+    empty_file = tmp_path / "out" / "tracks" / "video_id=empty" / "part-0.parquet"
+    assert pq.ParquetFile(empty_file).metadata.num_row_groups == 0
+    assert pq.read_schema(empty_file).field("video_id").type == pa.string()
+    loaded = datasets.load_dataset("parquet", data_files=str(tmp_path / "out" / "tracks" / "*" / "*.parquet"),
+                                   split="train", cache_dir=str(tmp_path / "hf"))
+    assert loaded.num_rows == 3 and loaded["video_id"] == ["0001"] * 3
+    assert store.read_table("tracks").num_rows == 3
+    assert store.read_video_table("tracks", "empty").num_rows == 0

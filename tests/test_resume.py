@@ -98,9 +98,10 @@ def uninterrupted(corpus, tmp_path_factory) -> OutputStore:
     out = tmp_path_factory.mktemp("reference")
     store = OutputStore(str(out))
     config = Config().replace(sampling={"fps": 2.0})
-    statuses = list(runner.iter_local(assign_video_ids(expand_inputs([str(corpus)])), config, store))
+    videos = assign_video_ids(expand_inputs([str(corpus)]))
+    statuses = list(runner.iter_local(videos, config, store))
     assert [s["status"] for s in statuses] == ["ok"] * len(CORPUS), [s.get("error") for s in statuses]
-    runner.build_manifest(store)
+    runner.build_manifest(store, [v.video_id for v in videos])
     return store
 
 
