@@ -79,11 +79,6 @@ class TrackArrays:
         """Fewest frames whose covered time (n / fps) reaches ``seconds`` (at least 1)."""
         return max(1, int(np.ceil(seconds * self.fps - 1e-6)))
 
-    def person_index(self, person_id: int) -> int:
-        """Row of ``person_id`` in the people axis, -1 when the video has no such person."""
-        i = int(np.searchsorted(self.person_ids, person_id))
-        return i if i < len(self.person_ids) and self.person_ids[i] == person_id else -1
-
 
 def _column(table: pa.Table, name: str) -> pa.Array:
     column = table.column(name)

@@ -165,7 +165,7 @@ def _as(array, dtype, shape_tail, name) -> np.ndarray:
     return out
 
 
-def _candidates(groups, n_frames_hint: int):
+def _candidates(groups):
     """Concatenate candidate groups {name: (boxes, owner, target_id, frame, type_code, priority,
     self_ok, self_priority, max_miss)} and sort them by frame so each row's candidates are one
     contiguous slice. Lower priority wins between candidates at the same angular distance;
@@ -296,8 +296,7 @@ def assign_gaze_targets(
             # own hands lie on the way to most things one looks at below: others' targets go first
             "hands": (hands, hand_owner, hand_owner, hand_frame, GAZE_HANDS, 1, True, 2, max_miss),
             "objects": (objects, _no_owner(object_id), object_id, object_frame, GAZE_OBJECT, 1, True, 1, max_miss),
-        },
-        n,
+        }
     )
 
     type_code = np.full(n, GAZE_UNKNOWN, np.int8)
@@ -378,8 +377,7 @@ def assign_point_targets(
             "persons": (persons, person_owner, person_owner, person_frame, POINT_PERSON, 1, False, 1, max_miss),
             "hands": (hands, hand_owner, hand_owner, hand_frame, POINT_HANDS, 0, False, 0, max_miss),
             "objects": (objects, _no_owner(object_id), object_id, object_frame, POINT_OBJECT, 0, True, 0, max_miss),
-        },
-        n,
+        }
     )
     norm = np.linalg.norm(direction, axis=1)
     active = pointing & np.isfinite(origin).all(axis=1) & np.isfinite(direction).all(axis=1) & (norm > 1e-9)

@@ -85,16 +85,6 @@ class PersonAnnotator:
         return self._labels.annotate(scene, detections, labels=labels)
 
 
-def draw_persons(frame: np.ndarray, rows: Sequence[Mapping] | pa.Table) -> np.ndarray:
-    """Draw every person of one BGR frame: ``rows`` are that frame's tracks rows (a list of dicts or a
-    pyarrow table holding ``person_id`` and normalised ``bbox``). Returns a new frame. For many frames
-    of one video build a PersonAnnotator once instead."""
-    if isinstance(rows, pa.Table):
-        rows = rows.select(["person_id", "bbox"]).to_pylist()
-    annotator = PersonAnnotator(frame.shape[1], frame.shape[0])
-    return annotator.draw(frame, list(rows))
-
-
 def rows_by_frame(tracks: pa.Table) -> dict[int, list[dict]]:
     """Group a video's tracks rows by ``frame_idx`` (the sampled-frame index), keeping the columns
     the annotator needs plus ``t``."""

@@ -71,6 +71,10 @@ def test_tables_follow_the_schemas(corpus_run):
     assert min(times) >= 0 and max(times) <= 2.1
     events = store.read_table("events")
     schema.check_values(events, "event_type", sum(schema.EVENT_TYPES_BY_SOURCE.values(), ()))
+    schema.check_values(events, "source", schema.EVENT_SOURCES)
+    schema.check_values(events, "target_type", schema.EVENT_TARGET_TYPES)
+    manifest = pq.read_table(out / "manifest.parquet")
+    schema.check_values(manifest, "status", schema.STATUS_VALUES)
     status = json.loads((out / "status" / "handshake.json").read_text())
     assert status["status"] == "ok" and status["n_events"] == events.num_rows
     run = json.loads((out / "run.json").read_text())

@@ -26,7 +26,7 @@ RUNS = [(2.0, SHARED_CLIPS + POINTING_CLIPS), (10.0, SHARED_CLIPS)]
 @pytest.fixture(scope="module")
 def real_events(media_dir):
     """(fps, clip id) -> (events as the runner derives them, with the probed duration; that duration)."""
-    perception = pytest.importorskip("pipeline.perception")
+    from pipeline import perception
     from pipeline.clip import ClipSpec
 
     os.environ.setdefault("OMP_NUM_THREADS", "1")
