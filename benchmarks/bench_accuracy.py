@@ -1,6 +1,6 @@
 """Accuracy of a socialtrace run against the by-eye ground truth of the shared clips (issue 10).
 
-    python benchmarks/bench_accuracy.py [--fps F] [--config FILE] [--out DIR] [--json FILE] [--media DIR]
+    python -m benchmarks.bench_accuracy [--fps F] [--config FILE] [--out DIR] [--json FILE] [--media DIR]
 
 Runs ``socialtrace run`` (local executor, default settings unless --fps / --config) on every clip the
 truth annotates, then prints per clip and overall: tracking coverage of the annotated people, (a) typed
@@ -13,7 +13,6 @@ shared machine are only indicative.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import math
 import platform
@@ -28,19 +27,11 @@ from pathlib import Path
 from pipeline.accuracy import RECALL_KINDS, RIGHT, UNCHECKABLE, WRONG
 from pipeline.scoring import ClipScore, score_output, totals
 from pipeline.truth import GroundTruth
+from tests.shared_media import find_media_dir
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 EVENT_ORDER = ("gaze_at", "mutual_gaze", "joint_attention", "gaze_following", "gaze_aversion", "attention_capture",
                "sudden_gaze_shift", "pointing", "reaching", "showing", "giving")
 CATEGORY_ORDER = tuple(f"{f}{i}" for f in "TGC" for i in range(1, 7))
-
-
-def _shared_media_module():
-    """tests/shared_media.py (where the shared clips live), loaded by path: tests/ is not a package."""
-    spec = importlib.util.spec_from_file_location("shared_media", REPO_ROOT / "tests" / "shared_media.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def cpu_model() -> str:
@@ -181,7 +172,7 @@ def main() -> None:
     parser.add_argument("--media", type=Path, default=None, help="shared media folder (default: tests' lookup)")
     args = parser.parse_args()
 
-    media = args.media or _shared_media_module().find_media_dir()
+    media = args.media or find_media_dir()
     truth = GroundTruth.load(media / "truth")
     clips = [media / c.clip for c in truth.clips.values()]
     missing = [str(c) for c in clips if not c.is_file()]

@@ -1,6 +1,6 @@
 """Corpus throughput: the local executor vs Ray with 1 and 2 perception actors on the same corpus.
 
-    PYTHONPATH=. python benchmarks/bench_corpus.py [--copies 3] [--fps 2] [--workers-max 2]
+    python -m benchmarks.bench_corpus [--copies 3] [--fps 2] [--workers-max 2]
 
 Builds a corpus of copies of the shared clips (>= 12 clips; nothing is written into the repository),
 then runs the same per-clip code three ways, each into a fresh output folder:
@@ -24,21 +24,16 @@ import argparse
 import logging
 import os
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests"))
-
-from pipeline import runner  # noqa: E402
-from pipeline.config import Config, usable_cores  # noqa: E402
-from pipeline.inputs import assign_video_ids, expand_inputs  # noqa: E402
-from pipeline.storage import OutputStore  # noqa: E402
-from shared_media import SHARED_CLIPS, find_media_dir  # noqa: E402
-from cpu_steal import cpu_times, describe, steal_share  # noqa: E402
+from benchmarks.cpu_steal import cpu_times, describe, steal_share
+from pipeline import runner
+from pipeline.config import Config, usable_cores
+from pipeline.inputs import assign_video_ids, expand_inputs
+from pipeline.storage import OutputStore
+from tests.shared_media import SHARED_CLIPS, find_media_dir
 
 STAGES = ("decode", "shots", "detect", "track", "gaze", "table", "events_qa")
 

@@ -5,27 +5,21 @@ compile and cache loading excluded and reported separately), then the whole even
 table; median wall-clock and CPU seconds of --repeat runs).
 Last line: ``speedup_numba_vs_numpy=<geometric mean over kernels>``.
 
-    OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_events.py [--people 10] [--frames 36000]
+    OMP_NUM_THREADS=1 python -m benchmarks.bench_events [--people 10] [--frames 36000]
 """
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 from numba import njit
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from synthetic_tracks import random_tracks  # noqa: E402
-
-from events import detect_events, kernels  # noqa: E402
-from events.arrays import tracks_to_arrays  # noqa: E402
-from events.gaze import gaze_onsets, gaze_relations, head_relative_gaze  # noqa: E402
-from pipeline.config import EventConfig  # noqa: E402
+from events import detect_events, kernels
+from events.arrays import tracks_to_arrays
+from events.gaze import gaze_onsets, gaze_relations, head_relative_gaze
+from pipeline.config import EventConfig
+from tests.scenarios import random_tracks
 
 
 def best_of(repeat: int, fn, *args, min_total: float = 0.25, max_calls: int = 500) -> float:

@@ -1,6 +1,6 @@
 """Speed and memory of CPU perception on the shared clips and on a 60 s clip made by looping one.
 
-    OMP_NUM_THREADS=2 python benchmarks/bench_perception.py [--fps 2] [--detector auto] [--media DIR]
+    OMP_NUM_THREADS=2 python -m benchmarks.bench_perception [--fps 2] [--detector auto] [--media DIR]
 
 Prints per-stage seconds, frames/s and peak RSS per clip, then as the LAST two lines
 ``realtime_factor=<video seconds per wall second>`` and ``decode_share=<decode-only time / total time>``
@@ -11,23 +11,18 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import av
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO_ROOT))
-sys.path.insert(0, str(REPO_ROOT / "tests"))
-
-from pipeline.clip import ClipSpec  # noqa: E402
-from pipeline.config import Config  # noqa: E402
-from pipeline.perception import PerceptionWorker  # noqa: E402
-from pipeline.video import iter_frames, probe  # noqa: E402
-from shared_media import SHARED_CLIPS, find_media_dir  # noqa: E402
-from cpu_steal import cpu_times, describe, steal_share  # noqa: E402
+from benchmarks.cpu_steal import cpu_times, describe, steal_share
+from pipeline.clip import ClipSpec
+from pipeline.config import Config
+from pipeline.perception import PerceptionWorker
+from pipeline.video import iter_frames, probe
+from tests.shared_media import SHARED_CLIPS, find_media_dir
 
 STAGES = ("decode", "shots", "detect", "track", "gaze", "table", "total")
 

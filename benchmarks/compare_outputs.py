@@ -1,7 +1,7 @@
 """Compare two socialtrace output folders table by table: the check that a change meant to alter no result
 (a refactor, a speed-up) did not.
 
-    python benchmarks/compare_outputs.py OUT_BEFORE OUT_AFTER [--rel-tol 1e-6]
+    python -m benchmarks.compare_outputs OUT_BEFORE OUT_AFTER [--rel-tol 1e-6]
 
 Prints one line per (table, video) and what differs; exits 1 when anything does.
 """

@@ -1,6 +1,6 @@
 """Build a labelled set of real MediaPipe hand landmarks from the shared clips (pointing vs not).
 
-    python benchmarks/hand_landmark_set.py -o /tmp/hands.npz [--fps 15]
+    python -m benchmarks.hand_landmark_set -o /tmp/hands.npz [--fps 15]
 
 Every sampled frame of each annotated clip goes through the product's own person search (MediaPipe
 backend); every hand box it finds (from the pose's wrist/hand points, raised arm or not) is resolved

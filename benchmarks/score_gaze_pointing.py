@@ -1,6 +1,6 @@
 """Gaze targets and pointing of an existing run against the shared by-eye truth, per clip.
 
-    python benchmarks/score_gaze_pointing.py OUT [--media DIR] [-v]
+    python -m benchmarks.score_gaze_pointing OUT [--media DIR] [-v]
 
 Scores with the accuracy harness (pipeline/scoring.py: head-centre matching, typed gaze targets) and
 prints what the gaze and pointing work is judged on: gaze accuracy on definite rows, how many of the
@@ -11,20 +11,11 @@ pointing events' recall of those intervals. ``-v`` lists every definite row the 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 from pathlib import Path
 
 from pipeline.scoring import named_gaze, score_output
 from pipeline.truth import GroundTruth
-
-REPO_ROOT = Path(__file__).resolve().parents[1]
-
-
-def _media_dir() -> Path:
-    spec = importlib.util.spec_from_file_location("shared_media", REPO_ROOT / "tests" / "shared_media.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.find_media_dir()
+from tests.shared_media import find_media_dir
 
 
 def _ratio(a: int, b: int) -> str:
@@ -37,7 +28,7 @@ def main() -> None:
     parser.add_argument("--media", type=Path, default=None)
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
-    truth = GroundTruth.load((args.media or _media_dir()) / "truth")
+    truth = GroundTruth.load((args.media or find_media_dir()) / "truth")
     scores = score_output(str(args.out), truth)
     print("| clip | gaze acc | named targets right | pointing frames tp/fp/fn | P | R | intervals found |")
     print("|---|---|---|---|---|---|---|")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from shared_media import find_media_dir
+from tests.shared_media import find_media_dir
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,7 @@ import pytest
 from qa_gen import generate_qa
 from qa_gen.blind_baselines import answer_index, blind_baseline_table, fit_guessers, format_table, is_scorable
 from qa_gen.config import QAConfig
-from test_qa_synthetic import scene_tables
+from tests.test_qa_synthetic import scene_tables
 
 N_SCENES = 96
 N_TRAIN = 48

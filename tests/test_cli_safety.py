@@ -28,7 +28,7 @@ from pipeline.cli import app
 from pipeline.config import Config
 from pipeline.inputs import InputVideo, hashed_id
 from pipeline.storage import OutputStore
-from table_checks import assert_tables_equal
+from tests.table_checks import assert_tables_equal
 
 pytestmark = pytest.mark.slow
 

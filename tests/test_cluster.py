@@ -32,7 +32,7 @@ from pipeline import runner
 from pipeline.config import Config
 from pipeline.inputs import InputVideo
 from pipeline.storage import OutputStore
-from table_checks import assert_tables_equal, sorted_table
+from tests.table_checks import assert_tables_equal, sorted_table
 
 REPO = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())

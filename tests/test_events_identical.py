@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,14 +18,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from synthetic_tracks import random_tracks  # noqa: E402
-from test_events_scenarios import SCENARIOS  # noqa: E402
-
-from events import detect_events  # noqa: E402
-from events.records import round_many  # noqa: E402
-from pipeline.config import EventConfig  # noqa: E402
+from events import detect_events
+from events.records import round_many
+from pipeline.config import EventConfig
+from tests.scenarios import random_tracks
+from tests.test_events_scenarios import SCENARIOS
 
 EXPECTED_DIR = Path(__file__).resolve().parent / "data" / "events_expected"
 UPDATE = os.environ.get("EVENTS_EXPECTED_UPDATE") == "1"

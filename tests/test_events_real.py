@@ -3,18 +3,13 @@ table keeps the rules of a consistent events table, and what the clips show (med
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from event_rules import rule_violations  # noqa: E402
-from shared_media import SHARED_CLIPS  # noqa: E402
-
-from pipeline.config import Config  # noqa: E402
-from pipeline.runner import derive_events  # noqa: E402
+from pipeline.config import Config
+from pipeline.runner import derive_events
+from tests.event_rules import rule_violations
+from tests.shared_media import SHARED_CLIPS
 
 pytestmark = pytest.mark.slow
 

@@ -3,23 +3,18 @@ roles and temporal IoU >= 0.7 at 10 and 5 fps; near misses produce nothing; outp
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from event_rules import rule_violations  # noqa: E402
-from synthetic_tracks import Scenario, match_events, random_tracks  # noqa: E402
-
-from events import detect_events  # noqa: E402
-from pipeline.config import EventConfig  # noqa: E402
-from pipeline.schema import (  # noqa: E402
+from events import detect_events
+from pipeline.config import EventConfig
+from pipeline.schema import (
     CROSS_EVENT_TYPES, EVENTS_SCHEMA, GAZE_EVENT_TYPES, GESTURE_EVENT_TYPES, TRACKS_SCHEMA,
 )
+from tests.event_rules import rule_violations
+from tests.scenarios import Scenario, match_events, random_tracks
 
 ALL_TYPES = GAZE_EVENT_TYPES + GESTURE_EVENT_TYPES + CROSS_EVENT_TYPES
 CONFIG = EventConfig()

@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.scoring import named_gaze, score_output, totals
 from pipeline.truth import GroundTruth
-from shared_media import run_socialtrace
+from tests.shared_media import run_socialtrace
 
 pytestmark = pytest.mark.slow
 

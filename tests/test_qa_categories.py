@@ -11,7 +11,7 @@ import pytest
 from pipeline.config import QAConfig
 from pipeline.schema import EVENTS_SCHEMA, QA_SCHEMA, TRACKS_SCHEMA, table_from_rows
 from qa_gen import CATEGORIES, generate_qa
-from test_qa_synthetic import scene_tables
+from tests.test_qa_synthetic import scene_tables
 
 STEP = 0.5
 GAZE_PHRASE = {"mutual_gaze": "Eye contact", "joint_attention": "Shared attention on one thing",
@@ -350,7 +350,7 @@ def test_from_the_real_events_stage_on_a_scripted_scenario():
     out of the events stage's own tables and every answer re-derives from the events it cites."""
     from events import detect_events
     from pipeline.config import Config
-    from synthetic_tracks import Scenario
+    from tests.scenarios import Scenario
 
     sc = Scenario(duration=20.0, video_id="scripted")
     a, b, c = sc.add_person(0.2), sc.add_person(0.5), sc.add_person(0.8)

@@ -16,7 +16,7 @@ from qa_gen.events_view import Presence
 from qa_gen.context import contradicts
 from qa_gen.events_view import read_events
 from qa_gen.generate import build_context
-from test_qa_synthetic import scene_tables
+from tests.test_qa_synthetic import scene_tables
 
 scenes = st.tuples(
     st.integers(min_value=0, max_value=10_000),  # scene seed
@@ -215,11 +215,11 @@ def test_identical_across_processes_with_different_hash_seeds(tmp_path):
     import pyarrow.parquet as pq
 
     script = (
-        "import sys; sys.path.insert(0, 'tests')\n"
+        "import sys\n"
         "import pyarrow.parquet as pq\n"
         "from pipeline.config import QAConfig\n"
         "from qa_gen import generate_qa\n"
-        "from test_qa_synthetic import scene_tables\n"
+        "from tests.test_qa_synthetic import scene_tables\n"
         "events, tracks, duration = scene_tables(5, n_people=4, seconds=30.0)\n"
         "qa, _ = generate_qa(events, tracks, QAConfig(formats=('mcq', 'open_ended')), seed=2, clip_duration=duration)\n"
         "pq.write_table(qa, sys.argv[1])\n"

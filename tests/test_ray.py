@@ -18,7 +18,7 @@ from pipeline.inputs import assign_video_ids
 from pipeline.ray_runner import plan_pool
 from pipeline.ray_submit import submit_arguments
 from pipeline.storage import OutputStore
-from table_checks import assert_tables_equal, run_both_executors, sorted_table
+from tests.table_checks import assert_tables_equal, run_both_executors, sorted_table
 
 REPO = Path(__file__).resolve().parents[1]
 CLIPS = ("tvhid_highfive_0018.avi", "tvhid_handshake_0001.avi")

@@ -20,7 +20,7 @@ from pipeline import runner
 from pipeline.config import Config
 from pipeline.inputs import assign_video_ids, expand_inputs
 from pipeline.storage import TEMP_MARK, OutputStore
-from table_checks import assert_tables_equal, sorted_table
+from tests.table_checks import assert_tables_equal, sorted_table
 
 pytestmark = pytest.mark.slow
 

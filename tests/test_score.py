@@ -22,8 +22,8 @@ from pipeline.storage import OutputStore
 from qa_gen import generate_qa
 from qa_gen.export import grasp_bench_item
 from qa_gen.scoring import parse_choice, person_recall, social_grounding_reward, time_recall, times_stated
-from test_export import VIDEO_ID as KITCHEN_ID, out_dir  # noqa: F401  (the kitchen OUT fixture)
-from test_qa_synthetic import scene_tables
+from tests.test_export import VIDEO_ID as KITCHEN_ID, out_dir  # noqa: F401  (the kitchen OUT fixture)
+from tests.test_qa_synthetic import scene_tables
 
 N_SCENES = 12
 NO_EMBEDDER = (None, "semantic similarity unavailable (disabled in this test)")

@@ -24,8 +24,8 @@ from pipeline.config import Config
 from pipeline.inputs import InputVideo
 from pipeline.segments import SegmentError, check_segment_config, merge_segments, perceive_video, plan_segments
 from pipeline.storage import OutputStore
-from table_checks import assert_tables_equal, run_both_executors, sorted_table
-from test_perception import _head_boxes, _iou_distance
+from tests.table_checks import assert_tables_equal, run_both_executors, sorted_table
+from tests.test_perception import _head_boxes, _iou_distance
 from tracking.appearance import DESCRIPTOR_SIZE
 
 

@@ -19,7 +19,7 @@ from pipeline.scoring import score_output, totals
 from pipeline.storage import OutputStore
 from pipeline.truth import ClipTruth, GroundTruth, TruthError, TruthInterval, TruthRow
 from qa_gen.events_view import read_events
-from shared_media import run_socialtrace
+from tests.shared_media import run_socialtrace
 
 # --- a toy clip: A (left) and B (right), annotated every 0.5 s -------------------------------------
 #   t     A          B
@@ -347,7 +347,7 @@ def test_qa_times_count_from_the_unit_start(toy_truth):
 def _scene_truth(scene, tracks) -> ClipTruth:
     """What a by-eye annotator would write for a synthetic scene (tests/test_qa_synthetic.py): every
     person's gaze every 0.5 s, eye-contact and shared-attention intervals, and the gestures."""
-    from test_qa_synthetic import STEP, events_table
+    from tests.test_qa_synthetic import STEP, events_table
 
     def label(p):
         return chr(65 + p)
@@ -377,7 +377,7 @@ def test_qa_of_synthetic_scenes_agrees_with_their_truth():
     """QA generated (qa_gen) from scenes whose events follow from a known truth: the harness reads every
     template but C1's order and finds the keys true. The scenes' own event rules are looser than the
     harness in a few places (a shared focus whose members change, one-frame eye contact), hence < 100 %."""
-    from test_qa_synthetic import events_table, random_scene, tracks_table
+    from tests.test_qa_synthetic import events_table, random_scene, tracks_table
 
     from qa_gen import generate_qa
     from qa_gen.config import QAConfig

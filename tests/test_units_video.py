@@ -32,7 +32,7 @@ from pipeline.summary import summarize_video
 from pipeline.video import assign_shots, iter_frames
 from pipeline.video_writer import H264Writer
 from qa_gen.units import shots_from_frames
-from shared_media import SHARED_CLIPS
+from tests.shared_media import SHARED_CLIPS
 
 FILM_FPS = 10.0  # the built film's frame rate: enough for 2 fps sampling, cheap to encode
 SIZE = (320, 180)

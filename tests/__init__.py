@@ -1,0 +1,1 @@
+"""socialtrace tests; helpers are imported as tests.<module> (run pytest from the repository root)."""
