@@ -1,15 +1,22 @@
 """Rules the written tables of one clip must satisfy whatever the footage (issue 10, part 2): a list of
-human-readable violations, empty when the clip is consistent.
+human-readable violations, empty when the clip is consistent. The tests check every events table they
+make with the same functions (``check_events_table``), so the product and the tests share one reading.
 
-- one gaze target per person per sampled frame, and no overlapping gaze_at events of one person with
-  different targets;
-- eye contact (mutual_gaze) and gaze_aversion of the same pair never overlap in time;
+- one gaze target per person per sampled frame, and no overlapping gaze_at events of one person;
+- eye contact (mutual_gaze) with one person at a time; mutual_gaze and gaze_aversion of the same pair
+  never overlap in time, and an aversion breaks a reported eye contact that ends when it starts;
 - every event, every QA time_range and every time a question names lies inside [0, clip duration]
   (no tolerance: a time past the end names something nobody can see);
-- gaze_following: the leader looks first at a target that is not the follower's own face or hands, and
-  the follower is not already looking at it when the leader starts;
-- joint_attention only on a person, hands or an object (not the camera, elsewhere or a bare spot), with
-  everyone looking at that target at its first frame listed in persons_involved;
+- gaze_following onto a person, hands or an object that is not the follower's own face or hands, by a
+  leader other than the follower who looks first, with a lag within the configured bounds, the follower
+  not already looking at it when the leader starts;
+- joint_attention only on a person, hands or an object (not the camera, elsewhere or a bare spot), of at
+  least two people (none also listed as joined later), with everyone looking at that target at its first
+  frame listed in persons_involved; a pair's shared focus holds throughout (neither looks elsewhere);
+- attention_capture only by a person, hands or an object, of at least capture_min_people people;
+- gaze_follows_gesture never names the gesturer, or the person the gesture is aimed at, as the follower;
+  eye_contact_during_gesture and gaze_gesture_alignment lie inside their parents; no event cites a
+  missing or rule-breaking parent;
 - "own hands" gaze only where the gaze ray itself passes through one of the person's own detected hand
   boxes (not a box merely near the ray);
 - no two QA items of the clip with the same question and different keys.
@@ -24,12 +31,14 @@ from typing import Optional
 
 import pyarrow as pa
 
+from events.config import EventConfig
 from qa_gen.events_view import Event, people_of, read_events
 
 # Gaze "lands on" a hand box when the landing point is inside the box widened by this much (normalised
 # units; the margin GRASP allows around a face box).
 HAND_BOX_MARGIN = 0.02
 _EPS = 1e-6
+SCENE_KINDS = ("person", "hands", "object")  # what shared attention, following and capture can be on
 # times a question names: "between 1.0 and 2.5 seconds", "from 1.0 to 2.5 seconds", "at 1.0 seconds"
 _QUESTION_TIMES = re.compile(r"(?:between|from) (\d+(?:\.\d+)?) (?:and|to) (\d+(?:\.\d+)?) seconds|\bat (\d+(?:\.\d+)?) seconds", re.IGNORECASE)
 
@@ -40,10 +49,6 @@ def _overlap(a: Event, b: Event) -> bool:
 
 def _span(e: Event) -> str:
     return f"{e.start:.2f}-{e.end:.2f} s"
-
-
-def _target_key(e: Event) -> Optional[tuple]:
-    return None if e.target is None else e.target.key
 
 
 def question_times(question: str) -> list[float]:
@@ -103,29 +108,132 @@ def check_tracks(tracks: pa.Table, aspect: Optional[float] = None) -> list[str]:
     return problems
 
 
-def check_events(events: list[Event], tracks: pa.Table, duration: float) -> list[str]:
-    problems = []
+def check_events(events: list[Event], duration: float, tracks: Optional[pa.Table] = None,
+                 config: Optional[EventConfig] = None) -> list[str]:
+    """The rules on events (module docstring), at most one line per broken event (its first broken rule),
+    plus any event citing a missing or rule-breaking parent. Without ``tracks`` only the rules the events
+    table states on its own are checked; ``config`` bounds the gaze_following lag (defaults if None)."""
+    config = config or EventConfig()
+    bad: dict[int, str] = {}
+    by_type: dict[str, list[Event]] = defaultdict(list)
+    for e in events:
+        by_type[e.event_type].append(e)
+
+    def flag(e: Event, why: str) -> None:
+        bad.setdefault(e.event_id, why)
+
     for e in events:
         if e.start < -_EPS or e.end > duration + _EPS or e.end < e.start:
-            problems.append(f"events: {e.event_type} {e.event_id} spans {_span(e)}, outside the clip [0, {duration:.2f}] s")
-    gaze_at = [e for e in events if e.event_type == "gaze_at"]
-    for a, b in itertools.combinations(gaze_at, 2):
-        if a.actor == b.actor and _target_key(a) != _target_key(b) and _overlap(a, b):
-            problems.append(f"events: Person {a.actor} looks at two targets at once: gaze_at {a.event_id} ({_span(a)}) "
-                            f"and {b.event_id} ({_span(b)})")
-    contacts = [e for e in events if e.event_type == "mutual_gaze"]
-    for av in (e for e in events if e.event_type == "gaze_aversion"):
+            flag(e, f"events: {e.event_type} {e.event_id} spans {_span(e)}, outside the clip [0, {duration:.2f}] s")
+    looks = by_type["gaze_at"]
+    for a, b in itertools.combinations(looks, 2):
+        if a.actor == b.actor and _overlap(a, b):
+            what = "looks at two targets at once" if _focus(a) != _focus(b) else "has two gaze_at events on one target at once"
+            flag(b, f"events: Person {a.actor} {what}: gaze_at {a.event_id} ({_span(a)}) and {b.event_id} ({_span(b)})")
+    contacts = by_type["mutual_gaze"]
+    for a, b in itertools.combinations(contacts, 2):
+        if set(a.persons) & set(b.persons) and _overlap(a, b):
+            flag(b, f"events: eye contact {b.event_id} ({_span(b)}) overlaps eye contact {a.event_id} ({_span(a)}) "
+                    f"of Person {sorted(set(a.persons) & set(b.persons))[0]}: eye contact with two people at once")
+    for av in by_type["gaze_aversion"]:
         for mg in contacts:
             if people_of(av) >= set(mg.persons) and _overlap(av, mg):
-                problems.append(f"events: eye contact {mg.event_id} ({_span(mg)}) overlaps gaze_aversion {av.event_id} "
-                                f"({_span(av)}) of the same pair")
-    looks = _looks(tracks)
-    for e in events:
-        if e.event_type == "gaze_following":
-            problems += _check_following(e, looks)
-        elif e.event_type == "joint_attention":
-            problems += _check_joint(e, looks)
-    return problems
+                flag(av, f"events: eye contact {mg.event_id} ({_span(mg)}) overlaps gaze_aversion {av.event_id} "
+                         f"({_span(av)}) of the same pair")
+        # the contact it breaks is a reported mutual_gaze of the pair (the one starting at
+        # contact_start_time, when recorded) that ends by the time the aversion starts
+        started = av.details.get("contact_start_time")
+        if not any(set(mg.persons) == set(av.persons) and mg.end <= av.start + _EPS
+                   and (started is None or abs(mg.start - started) < _EPS) for mg in contacts):
+            flag(av, f"events: gaze_aversion {av.event_id} ({_span(av)}) breaks no reported eye contact")
+    track_looks = _looks(tracks) if tracks is not None else None
+    for e in by_type["gaze_following"]:
+        for why in _check_following(e, track_looks) + _following_rules(e, looks, config):
+            flag(e, why)
+    for e in by_type["joint_attention"]:
+        for why in _check_joint(e, track_looks) + _joint_rules(e, looks):
+            flag(e, why)
+    for e in by_type["attention_capture"]:
+        if _focus(e)[0] not in SCENE_KINDS or len(e.persons) < config.capture_min_people:
+            flag(e, f"events: attention_capture {e.event_id} ({_span(e)}) by {_focus(e)[0]} of {len(e.persons)} "
+                    f"people (needs a person, hands or an object and {config.capture_min_people} people)")
+    for e in by_type["gaze_follows_gesture"]:
+        target = e.details.get("target")
+        if e.follower == e.leader or (target and target[0] == "person" and target[1] == e.follower):
+            flag(e, f"events: gaze_follows_gesture {e.event_id} ({_span(e)}): the gesturer, or the gesture's target "
+                    f"person, counted as following the gesture")
+    by_id = {e.event_id: e for e in events}
+    for e in by_type["eye_contact_during_gesture"] + by_type["gaze_gesture_alignment"]:
+        for p in e.parents:
+            parent = by_id.get(p)
+            if parent and not (parent.start - _EPS <= e.start and e.end <= parent.end + _EPS):
+                flag(e, f"events: {e.event_type} {e.event_id} ({_span(e)}) lies outside its parent {p} ({_span(parent)})")
+    # an event must not cite a missing or rule-breaking parent (in id order: a chain of citations propagates)
+    for e in sorted(events, key=lambda x: x.event_id):
+        for p in e.parents:
+            if p not in by_id:
+                flag(e, f"events: {e.event_type} {e.event_id} ({_span(e)}) cites a missing parent {p}")
+            elif p in bad:
+                flag(e, f"events: {e.event_type} {e.event_id} ({_span(e)}) cites rule-breaking parent {p}")
+    return [bad[k] for k in sorted(bad)]
+
+
+def check_events_table(events: pa.Table, duration: float, config: Optional[EventConfig] = None,
+                       tracks: Optional[pa.Table] = None) -> list[str]:
+    """``check_events`` of one video's events table as written."""
+    return check_events(read_events(events), duration, tracks, config)
+
+
+def _focus(e: Event) -> tuple:
+    """What an event is directed at, as the events stage keys it: (kind, id) from ``details`` (where object
+    ids are), else from the target columns."""
+    if isinstance(e.details.get("target_type"), str):
+        return e.details["target_type"], e.details.get("target_id")
+    if e.target is None:
+        return None, None
+    return e.target.kind, e.target.person_id if e.target.kind in ("person", "hands") else (e.target.label or None)
+
+
+def _following_rules(e: Event, looks: list[Event], config: EventConfig) -> list[str]:
+    """gaze_following as the events table states it: onto a scene thing, a lag within the configured
+    bounds, and the follower not already looking at the target (a gaze_at) when the leader starts."""
+    name = f"events: gaze_following {e.event_id} ({_span(e)})"
+    focus = _focus(e)
+    if focus[0] not in SCENE_KINDS:
+        return [f"{name} follows onto {focus[0]}: following needs a person, hands or an object"]
+    if e.lag is None or not config.following_min_lag_seconds - _EPS <= e.lag <= config.following_max_lag_seconds + _EPS:
+        return [f"{name}: lag {e.lag} s outside [{config.following_min_lag_seconds}, "
+                f"{config.following_max_lag_seconds}] s"]
+    onset = e.details.get("leader_onset_time")
+    already = [look for look in looks if onset is not None and look.actor == e.follower and _focus(look) == focus
+               and look.start <= onset + _EPS < look.end]
+    if already:
+        return [f"{name}: the follower (Person {e.follower}) already looks at the target when the leader starts "
+                f"(gaze_at {already[0].event_id})"]
+    return []
+
+
+def _joint_rules(e: Event, looks: list[Event]) -> list[str]:
+    """joint_attention as the events table states it: nobody listed twice; a pair's shared focus holds
+    throughout (neither has a gaze_at elsewhere meanwhile); whoever has a gaze_at on the target at its first
+    frame is involved."""
+    name = f"events: joint_attention {e.event_id} ({_span(e)})"
+    if e.target is None or _focus(e)[0] not in SCENE_KINDS:
+        what = "no target" if e.target is None else f"'{e.target.kind}'"
+        return [f"{name} is on {what}: shared attention needs a person, hands or an object"]
+    later = set(e.details.get("joined_later", []))
+    if len(set(e.persons)) < 2 or later & set(e.persons):
+        return [f"{name} lists fewer than two people, or a member also as joined later"]
+    focus = _focus(e)
+    foci = {(f["target_type"], f["target_id"]) for f in e.details.get("targets", [])} | {focus}
+    for look in looks:
+        if (len(set(e.persons) | later) == 2 and look.actor in e.persons and _overlap(look, e)
+                and _focus(look) not in foci):
+            return [f"{name}: Person {look.actor} looks at something else meanwhile (gaze_at {look.event_id})"]
+        if _focus(look) == focus and look.start <= e.start + _EPS < look.end and look.actor not in e.persons:
+            return [f"{name}: Person {look.actor} attends at its first frame (gaze_at {look.event_id}) but is not "
+                    f"in persons_involved {list(e.persons)}"]
+    return []
 
 
 def _looks(tracks: pa.Table) -> dict[int, list[tuple[float, Optional[tuple]]]]:
@@ -141,7 +249,7 @@ def _looks(tracks: pa.Table) -> dict[int, list[tuple[float, Optional[tuple]]]]:
     return out
 
 
-def _check_following(e: Event, looks) -> list[str]:
+def _check_following(e: Event, looks: Optional[dict]) -> list[str]:
     name = f"events: gaze_following {e.event_id} ({_span(e)})"
     if e.leader is None or e.follower is None or e.target is None:
         return [f"{name} lacks a leader, follower or target"]
@@ -149,6 +257,8 @@ def _check_following(e: Event, looks) -> list[str]:
         return [f"{name}: Person {e.follower} 'follows' onto their own {'face' if e.target.kind == 'person' else 'hands'}"]
     if e.leader == e.follower:
         return [f"{name}: leader and follower are the same person"]
+    if looks is None:
+        return []  # no tracks: _following_rules checks the events table alone
     key = e.target.key
     lead_on = [t for t, k in looks.get(e.leader, []) if k == key and t <= e.end + _EPS]
     if not lead_on:
@@ -172,15 +282,10 @@ def _run_start(seq: list[tuple[float, tuple]], key: tuple, t_in: float) -> float
     return start
 
 
-def _check_joint(e: Event, looks) -> list[str]:
+def _check_joint(e: Event, looks: Optional[dict]) -> list[str]:
     name = f"events: joint_attention {e.event_id} ({_span(e)})"
-    if e.target is None or e.target.kind not in ("person", "hands", "object"):
-        what = "no target" if e.target is None else f"'{e.target.kind}'"
-        return [f"{name} is on {what}: shared attention needs a person, hands or an object"]
-    if len(set(e.persons)) < 2:
-        return [f"{name} lists fewer than two people"]
-    if e.target.kind == "object":
-        return []  # object ids of tracks and labels of events are not comparable here
+    if looks is None or e.target is None or e.target.kind not in ("person", "hands"):
+        return []  # the kind is _joint_rules' to check; object ids of tracks and labels of events are not comparable
     key = e.target.key
     missing = []
     for pid, seq in looks.items():
@@ -217,10 +322,11 @@ def check_qa(qa: pa.Table, duration: float) -> list[str]:
 
 
 def check_tables(tracks: pa.Table, events: pa.Table, qa: pa.Table, duration: float,
-                 aspect: Optional[float] = None) -> list[str]:
-    """Every violation of the rules above in one clip's tables (``aspect``: frame width / height)."""
-    parsed = read_events(events)
-    return check_tracks(tracks, aspect) + check_events(parsed, tracks, duration) + check_qa(qa, duration)
+                 aspect: Optional[float] = None, config: Optional[EventConfig] = None) -> list[str]:
+    """Every violation of the rules above in one clip's tables (``aspect``: frame width / height;
+    ``config``: the run's events settings, defaults if None)."""
+    return (check_tracks(tracks, aspect) + check_events_table(events, duration, config, tracks)
+            + check_qa(qa, duration))
 
 
 def check_clip(run) -> list[str]:

@@ -7,8 +7,8 @@ import os
 import pytest
 
 from pipeline.config import Config
+from pipeline.consistency import check_events_table
 from pipeline.runner import derive_events
-from tests.event_rules import rule_violations
 from tests.shared_media import SHARED_CLIPS
 
 pytestmark = pytest.mark.slow
@@ -41,7 +41,7 @@ def _rows(table, event_type):
 
 
 def test_every_shared_clip_keeps_the_rules(real_events):
-    broken = {key: rule_violations(events, duration, Config().events) for key, (events, duration) in real_events.items()}
+    broken = {key: check_events_table(events, duration, Config().events) for key, (events, duration) in real_events.items()}
     assert not any(broken.values()), {key: lines for key, lines in broken.items() if lines}
 
 

@@ -10,10 +10,10 @@ import pytest
 
 from events import detect_events
 from pipeline.config import EventConfig
+from pipeline.consistency import check_events_table
 from pipeline.schema import (
     CROSS_EVENT_TYPES, EVENTS_SCHEMA, GAZE_EVENT_TYPES, GESTURE_EVENT_TYPES, TRACKS_SCHEMA,
 )
-from tests.event_rules import rule_violations
 from tests.scenarios import Scenario, match_events, random_tracks
 
 ALL_TYPES = GAZE_EVENT_TYPES + GESTURE_EVENT_TYPES + CROSS_EVENT_TYPES
@@ -352,7 +352,7 @@ RULE_SCENES = {make.__name__: make for make in (
 def test_every_scene_keeps_the_rules(name, fps):
     scenario = {**SCENARIOS, **RULE_SCENES}[name]()
     events = detect_events(scenario.tracks(fps), CONFIG, scenario.objects(fps), clip_duration=scenario.duration)
-    assert rule_violations(events, scenario.duration, CONFIG) == []
+    assert check_events_table(events, scenario.duration, CONFIG) == []
 
 
 @pytest.mark.parametrize("fps", [10.0, 5.0])
@@ -443,7 +443,7 @@ def test_events_end_inside_the_clip():
         events = detect_events(tracks, CONFIG, clip_duration=duration)
         ends = events.column("end_time").to_pylist()
         assert max(ends) == pytest.approx(end) and all(s <= e for s, e in zip(events.column("start_time").to_pylist(), ends))
-        assert rule_violations(events, end, CONFIG) == []
+        assert check_events_table(events, end, CONFIG) == []
     for bad in (0.0, -1.0, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="synthetic.*clip duration"):
             detect_events(tracks, CONFIG, clip_duration=bad)
@@ -455,7 +455,7 @@ def test_random_tracks_keep_the_rules(seed, fps):
     """Noisy random scenes of 5 people (flickers, dropped gaze, absences, cuts) break no rule."""
     tracks = random_tracks(5, int(120 * fps), fps, seed, 3)
     duration = max(tracks.column("t").to_pylist()) + 0.3 / fps
-    assert rule_violations(detect_events(tracks, CONFIG, clip_duration=duration), duration, CONFIG) == []
+    assert check_events_table(detect_events(tracks, CONFIG, clip_duration=duration), duration, CONFIG) == []
 
 
 def test_recompute_bounds_events_by_the_recorded_duration(tmp_path):
@@ -476,7 +476,7 @@ def test_recompute_bounds_events_by_the_recorded_duration(tmp_path):
     runner.recompute_tables(store, config, with_events=True)
     events = store.read_video_table("events", sc.video_id)
     assert max(events.column("end_time").to_pylist()) == pytest.approx(8.8)
-    assert rule_violations(events, 8.8, CONFIG) == []
+    assert check_events_table(events, 8.8, CONFIG) == []
 
 
 def test_retired_event_settings_of_older_runs_are_ignored():

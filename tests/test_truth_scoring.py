@@ -12,7 +12,7 @@ import pytest
 
 from pipeline.accuracy import (RIGHT, UNCHECKABLE, WRONG, ClipRun, Judge, head_centre, match_persons, score_events,
                                score_gaze)
-from pipeline.consistency import check_tables
+from pipeline.consistency import check_events_table, check_tables
 from pipeline.qa_truth import score_qa
 from pipeline.schema import EVENTS_SCHEMA, QA_SCHEMA, TRACKS_SCHEMA, table_from_rows
 from pipeline.scoring import score_output, totals
@@ -411,7 +411,8 @@ def _consistent_tables():
     rows = [track_row(t, 1, TOY_HEAD["B"], "hands", 1, frame=f, hands=hands, point=[0.7, 0.7], ray=[0.0, 1.0, 0.0])
             for f, t in enumerate(TIMES)]
     rows += [track_row(t, 0, TOY_HEAD["A"], "hands", 1, frame=f) for f, t in enumerate(TIMES)]
-    events = [event(0, "joint_attention", 0.0, 2.0, [0, 1], **hands_of(1)),
+    # joint attention ends when person 0 turns to the camera (a pair's shared focus holds throughout)
+    events = [event(0, "joint_attention", 0.0, 1.0, [0, 1], **hands_of(1)),
               event(1, "mutual_gaze", 0.0, 0.5, [0, 1]), event(2, "gaze_aversion", 0.5, 1.0, [0, 1], initiator_id=0),
               event(3, "gaze_at", 0.0, 1.0, [0], initiator_id=0, **hands_of(1)),
               event(4, "gaze_at", 1.0, 2.0, [0], initiator_id=0, target_type="none", target_label="camera")]
@@ -465,6 +466,61 @@ def test_each_consistency_rule_is_reported():
     assert "'Same question?' has 2 different keys" in text
     assert len(problems) == 13
 
+
+
+def test_each_events_table_rule_is_reported():
+    """The rules an events table states on its own (what the tests check on every table they detect)."""
+    face, cup = {"target_type": "person"}, {"target_type": "object", "target_label": "cup",
+                                            "details": {"target_type": "object", "target_id": 0}}
+    camera = {"target_type": "none", "target_label": "camera"}
+    rows = [
+        event(0, "gaze_at", 0.0, 2.0, [0], initiator_id=0, target_person_id=1, **face),
+        event(1, "gaze_at", 1.0, 3.0, [0], initiator_id=0, target_person_id=1, **face),  # overlaps 0, same target
+        event(2, "mutual_gaze", 0.0, 2.0, [0, 1]),
+        event(3, "mutual_gaze", 1.0, 2.0, [0, 2]),                                       # Person 0 with 1 and 2
+        event(4, "gaze_aversion", 5.0, 6.0, [1, 2], initiator_id=1),                     # no contact of 1 and 2
+        event(5, "gaze_following", 3.0, 4.0, [0, 1], leader_id=0, follower_id=1, lag_seconds=1.0, **camera),
+        event(6, "gaze_following", 3.0, 4.0, [0, 2], leader_id=0, follower_id=2, lag_seconds=5.0, **hands_of(1)),
+        event(7, "gaze_following", 6.0, 7.0, [3, 4], leader_id=3, follower_id=4, lag_seconds=1.0, target_person_id=5,
+              details={"leader_onset_time": 6.0}, **face),                              # 4 already on 5 (event 8)
+        event(8, "gaze_at", 5.5, 7.0, [4], initiator_id=4, target_person_id=5, **face),
+        event(9, "joint_attention", 8.0, 9.0, [3], **hands_of(5)),                       # one person
+        event(10, "joint_attention", 8.0, 9.0, [3, 4], details={"joined_later": [4]}, **hands_of(5)),
+        event(11, "joint_attention", 0.0, 2.0, [0, 1], **cup),                           # 0 looks at 1's face
+        event(12, "joint_attention", 5.5, 7.0, [3, 6], target_person_id=5, **face),      # 4 looks too, unlisted
+        event(13, "attention_capture", 3.0, 4.0, [0, 1, 2], **camera),
+        event(14, "attention_capture", 3.0, 4.0, [0], **hands_of(1)),                    # 1 of 3 people
+        event(15, "gaze_follows_gesture", 4.0, 5.0, [0, 1], leader_id=0, follower_id=1,
+              details={"target": ["person", 1]}),                                        # the pointed-at person
+        event(16, "pointing", 2.0, 3.0, [0], initiator_id=0, target_type="none"),
+        event(17, "gaze_gesture_alignment", 2.5, 3.5, [0], initiator_id=0, parent_event_ids=[16]),
+        event(18, "co_occur", 0.0, 9.0, [0], parent_event_ids=[99]),
+        event(19, "co_occur", 0.0, 9.0, [0], parent_event_ids=[1]),
+        event(20, "gaze_following", 8.0, 9.0, [1, 2], leader_id=2, follower_id=1, lag_seconds=1.0, **hands_of(1)),
+    ]
+    problems = check_events_table(table_from_rows(rows, EVENTS_SCHEMA), 10.0)
+    text = "\n".join(problems)
+    assert "Person 0 has two gaze_at events on one target at once: gaze_at 0 (0.00-2.00 s) and 1" in text
+    assert "eye contact 3 (1.00-2.00 s) overlaps eye contact 2" in text
+    assert "gaze_aversion 4 (5.00-6.00 s) breaks no reported eye contact" in text
+    assert "gaze_following 5 (3.00-4.00 s) follows onto camera" in text
+    assert "gaze_following 6 (3.00-4.00 s): lag 5.0 s outside [0.5, 2.0] s" in text
+    assert "gaze_following 7 (6.00-7.00 s): the follower (Person 4) already looks at the target" in text
+    assert "joint_attention 9 (8.00-9.00 s) lists fewer than two people" in text
+    assert "joint_attention 10 (8.00-9.00 s) lists fewer than two people, or a member also as joined later" in text
+    assert "joint_attention 11 (0.00-2.00 s): Person 0 looks at something else meanwhile (gaze_at 0)" in text
+    assert "joint_attention 12 (5.50-7.00 s): Person 4 attends at its first frame (gaze_at 8)" in text
+    assert "attention_capture 13 (3.00-4.00 s) by camera of 3 people" in text
+    assert "attention_capture 14 (3.00-4.00 s) by hands of 1 people" in text
+    assert "gaze_follows_gesture 15 (4.00-5.00 s): the gesturer, or the gesture's target person" in text
+    assert "gaze_gesture_alignment 17 (2.50-3.50 s) lies outside its parent 16" in text
+    assert "co_occur 18 (0.00-9.00 s) cites a missing parent 99" in text
+    assert "co_occur 19 (0.00-9.00 s) cites rule-breaking parent 1" in text
+    assert "gaze_following 20 (8.00-9.00 s): Person 1 'follows' onto their own hands" in text
+    assert len(problems) == 17
+    # the same table without the broken events keeps every rule
+    good = [r for r in rows if r["event_id"] in (0, 2, 8, 16)]
+    assert check_events_table(table_from_rows(good, EVENTS_SCHEMA), 10.0) == []
 
 # --- the real pipeline on the shared clips (slow) ----------------------------------------------
 
