@@ -346,7 +346,7 @@ def test_bad_input_is_named():
 
 
 def test_from_the_real_events_stage_on_a_scripted_scenario():
-    """tests/synthetic_tracks.py scenario -> events.detect_events -> generate_qa: the 16 categories come
+    """tests/scenarios scene -> events.detect_events -> generate_qa: the 16 categories come
     out of the events stage's own tables and every answer re-derives from the events it cites."""
     from events import detect_events
     from pipeline.config import Config
