@@ -13,7 +13,7 @@ Events never cross a shot change (shot_id is the event's shot) and a person miss
 Confidence = fraction of the interval's frames where the cue was seen x mean gaze_conf (point_conf for
 pointing) on those frames; cross events take the geometric mean of their two parents.
 
-Consistency by construction (the rules tests/event_rules.py checks on every table): each person has one
+Consistency by construction (the rules pipeline/consistency.py checks on every table): each person has one
 gaze target per frame (smoothing bridges gaps only over frames with no target), so one person's gaze_at
 events never overlap; eye contact and the aversion that breaks it never overlap, and a person is in one
 eye contact at a time; joint attention, gaze following and attention capture are about things in the

@@ -182,8 +182,10 @@ def test_a_new_seed_on_run_redoes_qa_only(first_run):
     for video_id in ("clip", "nobody"):
         assert store.read_status(video_id)["stage_hashes"] == wanted
     # the same QA as a fresh run with seed 5 would write
-    expected, _ = runner.derive_qa(store.read_video_table("events", "clip"), store.read_video_table("tracks", "clip"),
-                                   Config().replace(sampling={"fps": 2.0}, seed=5), store.read_status("clip")["duration_s"])
+    status = store.read_status("clip")
+    expected, _, _ = runner.derive_qa(store.read_video_table("events", "clip"), store.read_video_table("tracks", "clip"),
+                                      Config().replace(sampling={"fps": 2.0}, seed=5), status["duration_s"],
+                                      runner.shots_of_status(status))
     assert store.read_video_table("qa", "clip").equals(expected)
 
 
