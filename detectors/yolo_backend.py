@@ -6,7 +6,9 @@ import numpy as np
 
 from detectors.base import check_frames
 from detectors.keypoints import head_box
+from detectors.mediapipe_models import MediaPipeModels
 from detectors.observation import FrameObservations
+from detectors.person_pool import PersonPool
 from detectors.refine import KEYPOINT_MIN_SCORE, PersonRefiner
 from detectors.config import DetectorConfig, GazeConfig, PointingConfig
 
@@ -27,21 +29,16 @@ class YoloPoseDetector:
 
     def __init__(
         self, config: DetectorConfig, gaze: GazeConfig, pointing: PointingConfig, *, max_side: int,
-        weights: str | None = None, refiner: PersonRefiner | None = None,
+        weights: str | None = None, threads: int = 1,
     ) -> None:
-        from ultralytics import YOLO
-
         self.config = config
         self.weights = weights or config.weights
         self.max_side = max_side
-        try:
-            self.model = YOLO(self.weights, task="pose")
-        except FileNotFoundError as exc:
-            raise ValueError(f"{self.weights}: cannot load YOLO weights ({exc})") from exc
-        if getattr(self.model, "task", "pose") != "pose":
-            raise ValueError(f"{self.weights}: not a pose model (task {self.model.task!r}); use a *-pose model")
+        self.model = load_ultralytics(self.weights, "pose")
         self.device = _pick_device(config.device)
-        self.refiner = refiner or PersonRefiner(gaze, pointing, hand_model=config.hand_model)
+        # face mesh and hands run per person on crops, one MediaPipe model set per thread
+        self.pool = PersonPool(threads, MediaPipeModels)
+        self.refiners = [PersonRefiner(gaze, pointing, hand_model=config.hand_model, models=m) for m in self.pool.model_sets]
 
     def detect(self, frames: list[np.ndarray]) -> list[FrameObservations]:
         """People in each RGB frame (see ``PersonDetector.detect``), ``config.batch_size``
@@ -58,11 +55,13 @@ class YoloPoseDetector:
                 classes=[0],
                 device=self.device,
                 verbose=False,
-                imgsz=_inference_size(batch[0], self.max_side),
+                imgsz=inference_size(batch[0], min(self.max_side, self.config.yolo_input_size)),
             )
             for frame, result in zip(batch, results):
                 observations = self.from_ultralytics(result, frame.shape[1], frame.shape[0])
-                out.append(self.refiner.refine(frame, observations))
+                self.pool.map(lambda i, slot: self.refiners[slot].refine_person(frame, observations, i, None),
+                              range(len(observations)))
+                out.append(observations)
         return out
 
     @staticmethod
@@ -102,7 +101,25 @@ class YoloPoseDetector:
         )
 
 
-def _inference_size(frame: np.ndarray, max_side: int) -> int:
-    """Network input side: the frame's longest side rounded up to the stride (32), at most 1280."""
+def inference_size(frame: np.ndarray, max_side: int) -> int:
+    """Network input side: the frame's longest side rounded up to the stride (32), at most ``max_side``."""
     side = min(max(frame.shape[:2]), max_side, 1280)
     return int(np.ceil(side / 32) * 32)
+
+
+def load_ultralytics(weights: str, task: str):
+    """An Ultralytics model of ``task`` from a local file or a ``*.yaml`` definition, without network;
+    a ValueError naming the file when it cannot be loaded or is a model of another task."""
+    from detectors import use_ultralytics_offline
+
+    use_ultralytics_offline()
+    from ultralytics import YOLO
+
+    try:
+        model = YOLO(weights, task=task)
+    except (FileNotFoundError, RuntimeError, ValueError, KeyError, AttributeError) as exc:
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(f"{weights}: cannot load Ultralytics weights ({first_line})") from exc
+    if getattr(model, "task", task) != task:
+        raise ValueError(f"{weights}: a {model.task!r} model, expected a {task!r} model")
+    return model
