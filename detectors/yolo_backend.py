@@ -2,6 +2,8 @@
 the same face / gaze / hands refinement as the MediaPipe backend (detectors/refine.py)."""
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from detectors.base import check_frames
@@ -39,6 +41,7 @@ class YoloPoseDetector:
         # face mesh and hands run per person on crops, one MediaPipe model set per thread
         self.pool = PersonPool(threads, MediaPipeModels)
         self.refiners = [PersonRefiner(gaze, pointing, hand_model=config.hand_model, models=m) for m in self.pool.model_sets]
+        self.refine_seconds = 0.0  # time spent in face mesh / hands so far (the pipeline reports it apart)
 
     def detect(self, frames: list[np.ndarray]) -> list[FrameObservations]:
         """People in each RGB frame (see ``PersonDetector.detect``), ``config.batch_size``
@@ -57,11 +60,13 @@ class YoloPoseDetector:
                 verbose=False,
                 imgsz=inference_size(batch[0], min(self.max_side, self.config.yolo_input_size)),
             )
+            started = time.perf_counter()
             for frame, result in zip(batch, results):
                 observations = self.from_ultralytics(result, frame.shape[1], frame.shape[0])
                 self.pool.map(lambda i, slot: self.refiners[slot].refine_person(frame, observations, i, None),
                               range(len(observations)))
                 out.append(observations)
+            self.refine_seconds += time.perf_counter() - started
         return out
 
     @staticmethod

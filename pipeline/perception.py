@@ -6,7 +6,8 @@ detected, described (torso colours) and fed to the shot detector, then released,
 grow with the length of the video; only the small per-frame observations are kept for tracking.
 
 Stages (timed in ``PerceptionResult.timings``): decode (including colour conversion and resizing),
-shots, detect, objects (only with ``--object-weights``), track (appearance, tracker, stitching), gaze
+shots, detect (finding people), refine (face mesh / hands on their crops, when the backend reports it
+apart), objects (only with ``--object-weights``), track (appearance, tracker, stitching), gaze
 (gap filling and target association), table, total.
 """
 from __future__ import annotations
@@ -153,8 +154,13 @@ class PerceptionWorker:
     def _observe(self, batch: list[SampledFrame], timings: dict[str, float]) -> list[FrameObservations]:
         """Detect people in a batch of frames and attach their appearance descriptors."""
         images = [f.image for f in batch]
+        refined_before = getattr(self.detector, "refine_seconds", None)
         with _timed(timings, "detect"):
             observations = self.detector.detect(images)
+        if refined_before is not None:
+            refine = self.detector.refine_seconds - refined_before
+            timings["detect"] -= refine
+            timings["refine"] += refine
         if len(observations) != len(images):
             raise RuntimeError(f"detector {self.backend} returned {len(observations)} results for {len(images)} frames")
         with _timed(timings, "track"):

@@ -20,6 +20,13 @@ class TrackingConfig:
     stitch_appearance_max: float = 0.35  # max colour-histogram distance (Bhattacharyya) to join
     stitch_motion_max: float = 0.25  # max centre jump per second of gap (normalised units) within a shot
     stitch_motion_slack: float = 0.5  # plus this fraction of the box width, whatever the gap
+    # a gap longer than this within a shot means the person left (or hid) and came back: the motion
+    # allowance stops growing, and the colours must agree more closely (someone else may have arrived)
+    stitch_reentry_seconds: float = 2.0
+    stitch_reentry_appearance_max: float = 0.25
+    # ...unless both ends touch the frame edge (within this margin, normalised): left there, came back
+    # there, anywhere along the edges (the motion allowance is waived, the stricter colour test is not)
+    frame_edge_margin: float = 0.02
     min_track_seconds: float = 0.3  # tracklets shorter than this (after stitching) are dropped
     # long videos (pipeline/segments.py): a segment's person takes over a video-level identity when their
     # boxes overlap by at least this IoU, averaged over the frames both segments share (absence counts 0);

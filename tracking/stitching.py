@@ -5,7 +5,10 @@ sampling rates and camera cuts break a person into several tracklets. Stitching 
 
 - never two tracklets that share a frame (one person is in one place at a time);
 - within a camera shot: similar torso colours AND a plausible move over the gap (the end of one
-  tracklet, extrapolated with its velocity, lands near the start of the next);
+  tracklet, extrapolated with its velocity, lands near the start of the next); after a long gap
+  (``stitch_reentry_seconds``: the person left or hid, and someone else may have arrived) the colours
+  must agree more closely and the move stays bounded, unless the first left at a frame edge and the
+  second arrived at one;
 - across a cut: colours only (positions are unrelated between shots);
 - greedy, most similar pair first, re-scoring merged groups by their pooled colours.
 """
@@ -77,8 +80,24 @@ def plausible_motion(earlier: Tracklet, later: Tracklet, config: TrackingConfig)
         float(np.linalg.norm((start - later.start_velocity() * coast) - end)),  # came from there
     )
     widths = [earlier.boxes[-1, 2] - earlier.boxes[-1, 0], later.boxes[0, 2] - later.boxes[0, 0]]
-    allowed = config.stitch_motion_slack * float(max(widths)) + config.stitch_motion_max * gap
+    allowed = config.stitch_motion_slack * float(max(widths)) + config.stitch_motion_max * min(gap, config.stitch_reentry_seconds)
     return jump <= allowed
+
+
+def at_frame_edge(box: np.ndarray, margin: float) -> bool:
+    """Whether a normalised xyxy box touches the frame's left, right or bottom edge (people leave the
+    picture there; the top edge cuts heads of people still in view)."""
+    return bool(box[0] <= margin or box[2] >= 1.0 - margin or box[3] >= 1.0 - margin)
+
+
+def plausible_reentry(earlier: Tracklet, later: Tracklet, config: TrackingConfig) -> bool:
+    """Within a shot, whether ``later`` can be ``earlier`` come back: a short gap needs a plausible move;
+    a long one a bounded move, or leaving at a frame edge and coming back at one."""
+    if plausible_motion(earlier, later, config):
+        return True
+    long_gap = later.start - earlier.end > config.stitch_reentry_seconds
+    margin = config.frame_edge_margin
+    return long_gap and at_frame_edge(earlier.boxes[-1], margin) and at_frame_edge(later.boxes[0], margin)
 
 
 @dataclass
@@ -106,8 +125,10 @@ def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig) -> 
         if gap > config.stitch_max_gap_seconds:
             return False
         if previous.shot_id == current.shot_id:
-            if not plausible_motion(previous, current, config):
+            if not plausible_reentry(previous, current, config):
                 return False
+            if gap > config.stitch_reentry_seconds and not distance <= config.stitch_reentry_appearance_max:
+                return False  # someone else may have arrived: only close colours vouch (NaN fails too)
         elif np.isnan(distance):
             return False  # across a cut only colours can vouch for identity
     return True
