@@ -122,7 +122,7 @@ def create_detector(
     if backend == "yolo":
         from detectors.yolo_backend import YoloPoseDetector
 
-        return YoloPoseDetector(config, gaze, pointing, max_side=max_side, threads=threads,
+        return YoloPoseDetector(config, gaze, pointing, threads=threads,
                                 weights=str(find_local_weights(config.weights)))
     from detectors.mediapipe_backend import MediaPipeDetector
 

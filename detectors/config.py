@@ -17,6 +17,10 @@ class DetectorConfig:
     # YOLO network input side (pixels, multiple of 32; frames are never upscaled): chosen by measuring
     # recall of annotated people against CPU time (benchmarks/README.md)
     yolo_input_size: int = 640
+    # a batch whose people are small (median box height below this share of the frame height: a crowd
+    # seen from afar) is detected again at this larger input size, where small people are found
+    small_person_height: float = 0.3
+    yolo_small_people_input_size: int = 960
     # objects (gaze / pointing targets with a class name): an Ultralytics detection model, e.g. COCO
     # yolo11n.pt; "" = no object detector. Its "person" class is left to the pose model.
     object_weights: str = ""

@@ -35,14 +35,13 @@ class ObjectDetector:
     """Ultralytics detection model over batches of RGB frames; ``config.object_weights`` is a local
     file or a ``*.yaml`` definition (an untrained model, for plumbing tests)."""
 
-    def __init__(self, config: DetectorConfig, *, max_side: int) -> None:
+    def __init__(self, config: DetectorConfig) -> None:
         from detectors import find_local_weights
 
         local = find_local_weights(config.object_weights)
         if local is None:
             raise ValueError(f"{config.object_weights}: object weights file not found (socialtrace never downloads weights)")
         self.config = config
-        self.max_side = max_side
         self.model = load_ultralytics(str(local), "detect")
         self.device = _pick_device(config.device)
         names = self.model.names
@@ -60,7 +59,7 @@ class ObjectDetector:
             classes=self.classes,
             device=self.device,
             verbose=False,
-            imgsz=inference_size(frames[0], min(self.max_side, self.config.object_input_size)),
+            imgsz=inference_size(self.config.object_input_size),
         )
         out = []
         for result in results:

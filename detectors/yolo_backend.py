@@ -30,12 +30,11 @@ class YoloPoseDetector:
     name = "yolo"
 
     def __init__(
-        self, config: DetectorConfig, gaze: GazeConfig, pointing: PointingConfig, *, max_side: int,
+        self, config: DetectorConfig, gaze: GazeConfig, pointing: PointingConfig, *,
         weights: str | None = None, threads: int = 1,
     ) -> None:
         self.config = config
         self.weights = weights or config.weights
-        self.max_side = max_side
         self.model = load_ultralytics(self.weights, "pose")
         self.device = _pick_device(config.device)
         # face mesh and hands run per person on crops, one MediaPipe model set per thread
@@ -51,15 +50,10 @@ class YoloPoseDetector:
         batch_size = max(1, int(self.config.batch_size))
         for start in range(0, len(frames), batch_size):
             batch = frames[start : start + batch_size]
-            # Ultralytics expects BGR numpy images
-            results = self.model.predict(
-                [np.ascontiguousarray(f[..., ::-1]) for f in batch],
-                conf=self.config.person_conf,
-                classes=[0],
-                device=self.device,
-                verbose=False,
-                imgsz=inference_size(batch[0], min(self.max_side, self.config.yolo_input_size)),
-            )
+            results = self._predict(batch, self.config.yolo_input_size)
+            heights = np.concatenate([r.boxes.xywhn[:, 3].cpu().numpy() for r in results if r.boxes is not None])
+            if len(heights) and float(np.median(heights)) < self.config.small_person_height:
+                results = self._predict(batch, self.config.yolo_small_people_input_size)
             started = time.perf_counter()
             for frame, result in zip(batch, results):
                 observations = self.from_ultralytics(result, frame.shape[1], frame.shape[0])
@@ -68,6 +62,16 @@ class YoloPoseDetector:
                 out.append(observations)
             self.refine_seconds += time.perf_counter() - started
         return out
+
+    def _predict(self, batch: list[np.ndarray], input_size: int):
+        return self.model.predict(
+            [np.ascontiguousarray(f[..., ::-1]) for f in batch],  # Ultralytics expects BGR
+            conf=self.config.person_conf,
+            classes=[0],
+            device=self.device,
+            verbose=False,
+            imgsz=inference_size(input_size),
+        )
 
     @staticmethod
     def from_ultralytics(result, width: int, height: int) -> FrameObservations:
@@ -106,10 +110,10 @@ class YoloPoseDetector:
         )
 
 
-def inference_size(frame: np.ndarray, max_side: int) -> int:
-    """Network input side: the frame's longest side rounded up to the stride (32), at most ``max_side``."""
-    side = min(max(frame.shape[:2]), max_side, 1280)
-    return int(np.ceil(side / 32) * 32)
+def inference_size(input_size: int) -> int:
+    """Network input side: ``input_size`` rounded up to the stride (32), at most 1280. It may exceed the
+    frame's side: Ultralytics then upsamples, which is what finds people a few dozen pixels tall."""
+    return int(np.ceil(min(input_size, 1280) / 32) * 32)
 
 
 def load_ultralytics(weights: str, task: str):

@@ -69,7 +69,7 @@ class PerceptionWorker:
         if config.detector.object_weights:
             from detectors.objects import ObjectDetector
 
-            self.object_detector = ObjectDetector(config.detector, max_side=config.sampling.max_side)
+            self.object_detector = ObjectDetector(config.detector)
 
     def __call__(self, clip: ClipSpec) -> PerceptionResult:
         """Run perception on ``clip``; raises VideoError when its video cannot be read."""

@@ -261,3 +261,20 @@ def test_yolo_finds_the_man_seen_from_behind(media_dir):
         assert len(big) == 2 and centres.min() < 0.45 and centres.max() > 0.55
         left = int(np.argmin(centres))
         assert big.gaze_source[left] == "keypoints"  # no face: gaze from head and shoulder keypoints
+
+
+def test_cli_missing_weights_is_a_one_line_error(tmp_path):
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    video = tmp_path / "clip.mp4"
+    video.write_bytes(b"")
+    runner = CliRunner()
+    for flags, message in ((["--detector", "yolo", "--weights", "missing-pose.pt"], "missing-pose.pt: YOLO weights file not found"),
+                           (["--object-weights", str(tmp_path / "coco.pt")], "coco.pt: object weights file not found")):
+        result = runner.invoke(app, ["run", str(video), "-o", str(tmp_path / "out"), *flags])
+        assert result.exit_code == 2, result.output
+        errors = [line for line in result.output.splitlines() if "error" in line]
+        assert len(errors) == 1 and message in errors[0], result.output
+        assert "Traceback" not in result.output and not (tmp_path / "out").exists()

@@ -80,7 +80,7 @@ def test_objects_table_rows_and_holder() -> None:
 @pytest.mark.slow
 def test_untrained_object_model_fills_the_objects_table(media_dir) -> None:
     config = Config().replace(sampling={"fps": 4.0}, detector=UNTRAINED)
-    detector = ObjectDetector(config.detector, max_side=config.sampling.max_side)
+    detector = ObjectDetector(config.detector)
     assert "person" in detector.names and detector.names.index("person") not in detector.classes
     worker = PerceptionWorker(config)
     result = worker(ClipSpec(video_id="handshake", uri=str(media_dir / "tvhid_handshake_0001.avi")))
@@ -103,4 +103,4 @@ def test_untrained_object_model_fills_the_objects_table(media_dir) -> None:
 def test_missing_object_weights_is_a_one_line_error(tmp_path) -> None:
     config = Config().replace(detector={"object_weights": str(tmp_path / "coco.pt")})
     with pytest.raises(ValueError, match=r"coco.pt: object weights file not found \(socialtrace never downloads"):
-        ObjectDetector(config.detector, max_side=640)
+        ObjectDetector(config.detector)

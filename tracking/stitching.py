@@ -127,8 +127,11 @@ def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig) -> 
         if previous.shot_id == current.shot_id:
             if not plausible_reentry(previous, current, config):
                 return False
-            if gap > config.stitch_reentry_seconds and not distance <= config.stitch_reentry_appearance_max:
-                return False  # someone else may have arrived: only close colours vouch (NaN fails too)
+            if gap > config.stitch_reentry_seconds and not (
+                distance <= config.stitch_reentry_appearance_max  # NaN fails too
+                and min(previous.end - previous.start, current.end - current.start) >= config.stitch_reentry_min_seconds - 1e-6
+            ):
+                return False  # someone else may have arrived: only closely pooled colours vouch
         elif np.isnan(distance):
             return False  # across a cut only colours can vouch for identity
     return True
@@ -181,13 +184,52 @@ def build_tracklets(
                 if track_id >= 0:
                     by_id.setdefault(int(track_id), []).append((int(position), row))
         for track_id in sorted(by_id):
-            # The tracker re-finds a lost track by box overlap alone; split at every gap so that
+            # The tracker re-finds a lost track by box overlap alone; split at longer gaps so that
             # stitching, which also checks colours, decides whether it is the same person.
             rows = by_id[track_id]
-            breaks = [k for k in range(1, len(rows)) if rows[k][0] != rows[k - 1][0] + 1]
+            breaks = [k for k in range(1, len(rows))
+                      if times[rows[k][0]] - times[rows[k - 1][0]] > config.track_gap_split_seconds + 1e-6]
             for part in np.split(np.arange(len(rows)), breaks):
-                tracklets.append(_make_tracklet(int(shot), [rows[k] for k in part], observations, times))
+                part_rows = [rows[k] for k in part]
+                # the tracker follows boxes, not people: cut where the colours say someone else took over
+                descriptors = np.stack([_clean_appearance(observations[p], r) for p, r in part_rows])
+                for piece in np.split(np.arange(len(part_rows)), appearance_breaks(descriptors, config.track_split_appearance)):
+                    tracklets.append(_make_tracklet(int(shot), [part_rows[k] for k in piece], observations, times))
     return tracklets
+
+
+_OVERLAP_CONTAMINATES = 0.2  # a box this much covered by another's sees two people's colours
+
+
+def _clean_appearance(frame: FrameObservations, row: int) -> np.ndarray:
+    """The row's descriptor, or zeros (unseen) when another box covers part of it: then its colours
+    mix two people and say nothing about a hand-over."""
+    box = frame.xyxy[row]
+    others = np.delete(frame.xyxy, row, axis=0)
+    if len(others):
+        width = np.clip(np.minimum(others[:, 2], box[2]) - np.maximum(others[:, 0], box[0]), 0, None)
+        height = np.clip(np.minimum(others[:, 3], box[3]) - np.maximum(others[:, 1], box[1]), 0, None)
+        area = max(float((box[2] - box[0]) * (box[3] - box[1])), 1e-9)
+        if float((width * height).max()) / area > _OVERLAP_CONTAMINATES:
+            return np.zeros_like(frame.appearance[row])
+    return frame.appearance[row]
+
+
+def appearance_breaks(descriptors: np.ndarray, max_distance: float) -> list[int]:
+    """Positions where a tracklet's descriptors (K, D) change for good: the descriptor there and the next
+    seen one are both further than ``max_distance`` from the mean of those since the last break (one odd
+    detection, e.g. blur or an arm across the torso, does not cut). Unseen (all-zero) rows are skipped."""
+    seen = [k for k in range(len(descriptors)) if descriptors[k].sum() > 0] if descriptors.shape[1] else []
+    breaks: list[int] = []
+    total = None
+    for position, k in enumerate(seen):
+        if total is not None and position + 1 < len(seen):
+            following = descriptors[[k, seen[position + 1]]]
+            if np.all(appearance_distance(following, total[None])[:, 0] > max_distance):
+                breaks.append(k)
+                total = None
+        total = descriptors[k].astype(np.float64) if total is None else total + descriptors[k]
+    return breaks
 
 
 def _make_tracklet(

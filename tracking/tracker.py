@@ -22,8 +22,12 @@ _CANVAS = 1000.0
 class _ScaledBoxes:
     """The detections view Ultralytics' trackers read: conf, cls, xywh (and xyxy) + boolean indexing."""
 
-    def __init__(self, xyxy: np.ndarray, conf: np.ndarray):
-        self.xyxy = np.asarray(xyxy, np.float32) * _CANVAS
+    def __init__(self, xyxy: np.ndarray, conf: np.ndarray, grow: float = 1.0):
+        xyxy = np.asarray(xyxy, np.float32)
+        if grow != 1.0 and len(xyxy):
+            centre, half = (xyxy[:, :2] + xyxy[:, 2:]) / 2, (xyxy[:, 2:] - xyxy[:, :2]) / 2 * grow
+            xyxy = np.concatenate([centre - half, centre + half], axis=1)
+        self.xyxy = xyxy * _CANVAS
         self.conf = np.asarray(conf, np.float32)
         self.cls = np.zeros(len(self.conf), np.float32)
 
@@ -70,10 +74,13 @@ def track_shot(observations: list[FrameObservations], config: TrackingConfig, fp
     array of tracklet ids (>= 1) for that frame's rows, -1 where a row was left unassigned (a weak
     detection that matched no track)."""
     tracker = make_tracker(config, fps)
+    # at a low sampling rate a walker moves most of a box width between frames: the tracker matches
+    # boxes grown by how far people move in one sampling period, so they still overlap
+    grow = 1.0 + config.track_box_growth_per_second / max(fps, 1e-6)
     result = []
     for frame in observations:
         ids = np.full(len(frame), -1, np.int32)
-        tracker.update(_ScaledBoxes(frame.xyxy, frame.confidence))
+        tracker.update(_ScaledBoxes(frame.xyxy, frame.confidence, grow))
         # Every track touched this frame, including ones born here: Ultralytics reports a new track
         # only from its second frame on, which would drop the first sighting of every person.
         for track in tracker.tracked_stracks:
