@@ -56,7 +56,7 @@ class YoloPoseDetector:
                 results = self._predict(batch, self.config.yolo_small_people_input_size)
             started = time.perf_counter()
             for frame, result in zip(batch, results):
-                observations = self.from_ultralytics(result, frame.shape[1], frame.shape[0])
+                observations = without_group_boxes(self.from_ultralytics(result, frame.shape[1], frame.shape[0]))
                 self.pool.map(lambda i, slot: self.refiners[slot].refine_person(frame, observations, i, None),
                               range(len(observations)))
                 out.append(observations)
@@ -108,6 +108,24 @@ class YoloPoseDetector:
             keypoints=keypoints,
             head_xyxy=np.clip(heads, 0.0, 1.0),
         )
+
+
+GROUP_BOX_COVERS = 0.8  # a box holding this share of two other people's boxes is a box around both
+
+
+def without_group_boxes(observations: FrameObservations) -> FrameObservations:
+    """Drop boxes that cover two other detected people (a detector sometimes boxes a hugging or
+    high-fiving pair as one): each person is kept once, by their own box."""
+    boxes = observations.xyxy
+    if len(boxes) < 3:
+        return observations
+    width = np.clip(np.minimum(boxes[:, None, 2], boxes[None, :, 2]) - np.maximum(boxes[:, None, 0], boxes[None, :, 0]), 0, None)
+    height = np.clip(np.minimum(boxes[:, None, 3], boxes[None, :, 3]) - np.maximum(boxes[:, None, 1], boxes[None, :, 1]), 0, None)
+    area = np.maximum((boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]), 1e-9)
+    inside = width * height / area[None, :]  # [i, j]: share of box j inside box i
+    np.fill_diagonal(inside, 0.0)
+    group = (inside >= GROUP_BOX_COVERS).sum(axis=1) >= 2
+    return observations[~group] if group.any() else observations
 
 
 def inference_size(input_size: int) -> int:

@@ -278,3 +278,15 @@ def test_cli_missing_weights_is_a_one_line_error(tmp_path):
         errors = [line for line in result.output.splitlines() if "error" in line]
         assert len(errors) == 1 and message in errors[0], result.output
         assert "Traceback" not in result.output and not (tmp_path / "out").exists()
+
+
+def test_a_box_around_two_people_is_dropped():
+    from detectors.yolo_backend import without_group_boxes
+
+    pair = FrameObservations(xyxy=[[0.1, 0.1, 0.9, 0.9], [0.15, 0.12, 0.45, 0.88], [0.5, 0.1, 0.85, 0.9], [0.0, 0.5, 0.1, 0.7]],
+                             confidence=[0.9, 0.8, 0.8, 0.5])
+    kept = without_group_boxes(pair)
+    np.testing.assert_allclose(kept.confidence, [0.8, 0.8, 0.5])
+    # a person standing in front of another (one box inside the other) is two people, both kept
+    two = FrameObservations(xyxy=[[0.1, 0.1, 0.9, 0.9], [0.3, 0.3, 0.6, 0.9], [0.0, 0.0, 0.05, 0.1]], confidence=[0.9, 0.8, 0.7])
+    assert len(without_group_boxes(two)) == 3

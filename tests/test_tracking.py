@@ -162,6 +162,21 @@ def test_same_shirt_but_impossible_jump_is_not_merged() -> None:
     assert _identities(result, observations, truth) == {"first": {0}, "second": {1}}
 
 
+def test_tracker_never_hands_a_track_to_someone_in_other_colours() -> None:
+    # red and blue walk side by side and cross between two samples: by overlap alone the tracks swap
+    red, blue = np.zeros(DESCRIPTOR_SIZE, np.float32), np.zeros(DESCRIPTOR_SIZE, np.float32)
+    red[0], blue[30] = 1.0, 1.0
+    before = FrameObservations(xyxy=[[0.40, 0.3, 0.52, 0.8], [0.50, 0.3, 0.62, 0.8]], confidence=[0.9, 0.9],
+                               appearance=[red, blue])
+    crossed = FrameObservations(xyxy=[[0.47, 0.3, 0.59, 0.8], [0.43, 0.3, 0.55, 0.8]], confidence=[0.9, 0.9],
+                                appearance=[red, blue])
+    colourless = [FrameObservations(xyxy=f.xyxy, confidence=f.confidence) for f in (before, crossed)]
+    first, second = track_shot(colourless, CONFIG.tracking, 2.0)
+    assert second[1] == first[0]  # overlap alone: blue takes red's track
+    first, second = track_shot([before, crossed], CONFIG.tracking, 2.0)
+    assert second[1] != first[0] and second[0] != first[1]
+
+
 def test_same_shirt_seen_together_is_never_merged() -> None:
     people = [Person("a", "red", _still(0.3)), Person("b", "red", _still(0.7))]
     observations, times, shots, truth = _scene(people, 2.0)
@@ -188,7 +203,11 @@ def test_low_sampling_rate_uses_track_buffer_in_seconds() -> None:
     config = CONFIG.replace(tracking={"track_buffer_seconds": 2.0})
     assert make_tracker(config.tracking, fps=2.0).max_frames_lost == 4
     assert make_tracker(config.tracking, fps=10.0).max_frames_lost == 20
-    assert type(make_tracker(config.replace(tracking={"tracker": "botsort"}).tracking, fps=2.0)).__name__ == "BOTSORT"
+    from ultralytics.trackers.bot_sort import BOTSORT
+
+    botsort = make_tracker(config.replace(tracking={"tracker": "botsort"}).tracking, fps=2.0)
+    assert isinstance(botsort, BOTSORT) and botsort.use_botsort_distance
+    assert not make_tracker(config.tracking, fps=2.0).use_botsort_distance  # bytetrack: overlap + colour gate
     with pytest.raises(ValueError, match="unknown tracker"):
         make_tracker(config.replace(tracking={"tracker": "sort"}).tracking, fps=2.0)
 

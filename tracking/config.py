@@ -16,9 +16,8 @@ class TrackingConfig:
     track_low_thresh: float = 0.1
     new_track_thresh: float = 0.4
     match_thresh: float = 0.8
-    # the tracker compares boxes grown by this factor per second between samples (x1.5 at 2 fps,
-    # x1.1 at 10 fps): a walker moves most of a box width in half a second
-    track_box_growth_per_second: float = 1.0
+    # a track never takes a detection whose colours are further than this (Hellinger) from its own
+    track_appearance_gate: float = 0.55
     # a tracklet is cut where its colours change for good (two detections in a row this far, Bhattacharyya,
     # from its mean so far): the tracker matched boxes of two people who crossed; stitching re-joins
     track_split_appearance: float = 0.5
@@ -28,6 +27,9 @@ class TrackingConfig:
     stitch_max_gap_seconds: float = 60.0  # tracklets further apart than this are never joined
     stitch_appearance_max: float = 0.35  # max colour-histogram distance (Bhattacharyya) to join
     stitch_motion_max: float = 0.25  # max centre jump per second of gap (normalised units) within a shot
+    # ...and at most this many of the person's own box heights per second (a walker covers about one):
+    # small, distant people cannot cross the frame in a few seconds
+    stitch_motion_max_heights: float = 1.0
     stitch_motion_slack: float = 0.5  # plus this fraction of the box width, whatever the gap
     # a gap longer than this within a shot means the person left (or hid) and came back: the motion
     # allowance stops growing, and the colours must agree more closely (someone else may have arrived)

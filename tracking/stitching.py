@@ -70,7 +70,8 @@ class Tracklet:
 def plausible_motion(earlier: Tracklet, later: Tracklet, config: TrackingConfig) -> bool:
     """Whether ``later`` can be where ``earlier`` went, within one shot: the start of ``later`` must
     lie near ``earlier``'s end, either where it stopped or where its velocity carries it (and the
-    same backwards), allowing ``stitch_motion_max`` per second of gap on top of a size-based slack."""
+    same backwards), allowing ``stitch_motion_max`` per second of gap (at most ``stitch_motion_max_heights``
+    box heights per second) on top of a size-based slack."""
     gap = max(later.start - earlier.end, 0.0)
     coast = min(gap, _EXTRAPOLATE_MAX_S)
     end, start = earlier.centre(-1), later.centre(0)
@@ -80,7 +81,9 @@ def plausible_motion(earlier: Tracklet, later: Tracklet, config: TrackingConfig)
         float(np.linalg.norm((start - later.start_velocity() * coast) - end)),  # came from there
     )
     widths = [earlier.boxes[-1, 2] - earlier.boxes[-1, 0], later.boxes[0, 2] - later.boxes[0, 0]]
-    allowed = config.stitch_motion_slack * float(max(widths)) + config.stitch_motion_max * min(gap, config.stitch_reentry_seconds)
+    heights = [earlier.boxes[-1, 3] - earlier.boxes[-1, 1], later.boxes[0, 3] - later.boxes[0, 1]]
+    speed = min(config.stitch_motion_max, config.stitch_motion_max_heights * float(max(heights)))
+    allowed = config.stitch_motion_slack * float(max(widths)) + speed * min(gap, config.stitch_reentry_seconds)
     return jump <= allowed
 
 
