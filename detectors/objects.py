@@ -31,6 +31,11 @@ class FrameObjects:
         return len(self.xyxy)
 
 
+def object_classes(names: list[str]) -> list[int]:
+    """The class indices to detect: all but people (the pose model finds them, with identities)."""
+    return [k for k, name in enumerate(names) if name != PERSON_LABEL]
+
+
 class ObjectDetector:
     """Ultralytics detection model over batches of RGB frames; ``config.object_weights`` is a local
     file or a ``*.yaml`` definition (an untrained model, for plumbing tests)."""
@@ -46,7 +51,7 @@ class ObjectDetector:
         self.device = _pick_device(config.device)
         names = self.model.names
         self.names = [names[k] for k in sorted(names)] if isinstance(names, dict) else list(names)
-        self.classes = [k for k, name in enumerate(self.names) if name != PERSON_LABEL]
+        self.classes = object_classes(self.names)
 
     def detect(self, frames: list[np.ndarray]) -> list[FrameObjects]:
         """Objects in each RGB frame (same frames as the person detector sees)."""

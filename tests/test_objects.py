@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from detectors.objects import FrameObjects, ObjectDetector
+from detectors.objects import FrameObjects, ObjectDetector, object_classes
 from detectors.observation import FrameObservations
 from pipeline import schema
 from pipeline.clip import ClipSpec
@@ -81,7 +81,8 @@ def test_objects_table_rows_and_holder() -> None:
 def test_untrained_object_model_fills_the_objects_table(media_dir) -> None:
     config = Config().replace(sampling={"fps": 4.0}, detector=UNTRAINED)
     detector = ObjectDetector(config.detector)
-    assert "person" in detector.names and detector.names.index("person") not in detector.classes
+    # an untrained model has 80 numbered classes; a COCO model's "person" is left to the pose model
+    assert len(detector.names) == 80 and len(detector.classes) == 80
     worker = PerceptionWorker(config)
     result = worker(ClipSpec(video_id="handshake", uri=str(media_dir / "tvhid_handshake_0001.avi")))
     objects = result.objects
@@ -98,6 +99,11 @@ def test_untrained_object_model_fills_the_objects_table(media_dir) -> None:
     assert result.timings["objects"] > 0
     # off by default
     assert PerceptionWorker(Config().replace(detector={"backend": "mediapipe"})).object_detector is None
+
+
+def test_people_are_left_to_the_pose_model() -> None:
+    assert object_classes(["person", "bicycle", "cup"]) == [1, 2]
+    assert object_classes(["0", "1"]) == [0, 1]
 
 
 def test_missing_object_weights_is_a_one_line_error(tmp_path) -> None:
