@@ -125,7 +125,7 @@ class PerceptionWorker:
             smooth_gaze_directions(people, times_array, shot_ids, self.config.gaze.smooth_seconds)
             filled = fill_gaze_gaps(people, times_array, shot_ids, self.config.gaze)
             found = (objects, object_ids) if object_ids is not None else None
-            targets = associate_targets(people, info.width / info.height, self.config, found)
+            targets = associate_targets(people, info.width / info.height, self.config, objects=found)
         with _timed(timings, "table"):
             tracks = build_tracks_table(
                 clip.video_id, people, times_array, np.asarray(native_idx), shot_ids, filled, targets
@@ -195,7 +195,7 @@ class FrameTargets:
 
 
 def associate_targets(
-    people: list[FrameObservations], aspect: float, config: Config,
+    people: list[FrameObservations], aspect: float, config: Config, *,
     objects: tuple[list[FrameObjects], list[np.ndarray]] | None = None,
 ) -> list[FrameTargets]:
     """Per-frame gaze and pointing targets of every person, over the whole clip at once

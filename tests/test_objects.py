@@ -55,13 +55,13 @@ def test_gaze_and_pointing_can_target_an_object() -> None:
     )
     laptop = _objects(("laptop", 0.7, 0.15, 0.85, 0.6, 0.8))
     config = Config()
-    with_objects = associate_targets([people], 1.0, config, ([laptop], [np.array([0], np.int32)]))[0]
+    with_objects = associate_targets([people], 1.0, config, objects=([laptop], [np.array([0], np.int32)]))[0]
     assert with_objects.gaze_type[0] == "object" and with_objects.gaze_id[0] == 0
     assert with_objects.point_type[0] == "object" and with_objects.point_id[0] == 0
     without = associate_targets([people], 1.0, config)[0]
     assert without.gaze_type[0] != "object" and without.point_type[0] != "object"
     # an object no track claimed (id -1) is not a target
-    unclaimed = associate_targets([people], 1.0, config, ([laptop], [np.array([-1], np.int32)]))[0]
+    unclaimed = associate_targets([people], 1.0, config, objects=([laptop], [np.array([-1], np.int32)]))[0]
     assert unclaimed.gaze_type[0] != "object"
 
 
