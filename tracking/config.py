@@ -30,6 +30,8 @@ class TrackingConfig:
     # ...and at most this many of the person's own box heights per second (a walker covers about one):
     # small, distant people cannot cross the frame in a few seconds
     stitch_motion_max_heights: float = 1.0
+    stitch_max_size_ratio: float = 1.5  # box heights across a gap differ by at most this factor
+    stitch_unseen_max_gap_seconds: float = 1.0  # without colours (not seen well) motion vouches only this long
     stitch_motion_slack: float = 0.5  # plus this fraction of the box width, whatever the gap
     # a gap longer than this within a shot means the person left (or hid) and came back: the motion
     # allowance stops growing, and the colours must agree more closely (someone else may have arrived)

@@ -81,8 +81,10 @@ def plausible_motion(earlier: Tracklet, later: Tracklet, config: TrackingConfig)
         float(np.linalg.norm((start - later.start_velocity() * coast) - end)),  # came from there
     )
     widths = [earlier.boxes[-1, 2] - earlier.boxes[-1, 0], later.boxes[0, 2] - later.boxes[0, 0]]
-    heights = [earlier.boxes[-1, 3] - earlier.boxes[-1, 1], later.boxes[0, 3] - later.boxes[0, 1]]
-    speed = min(config.stitch_motion_max, config.stitch_motion_max_heights * float(max(heights)))
+    heights = [float(earlier.boxes[-1, 3] - earlier.boxes[-1, 1]), float(later.boxes[0, 3] - later.boxes[0, 1])]
+    if max(heights) > config.stitch_max_size_ratio * max(min(heights), 1e-6):
+        return False  # people do not grow or shrink that much between two sightings
+    speed = min(config.stitch_motion_max, config.stitch_motion_max_heights * min(heights))
     allowed = config.stitch_motion_slack * float(max(widths)) + speed * min(gap, config.stitch_reentry_seconds)
     return jump <= allowed
 
@@ -130,6 +132,8 @@ def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig) -> 
         if previous.shot_id == current.shot_id:
             if not plausible_reentry(previous, current, config):
                 return False
+            if np.isnan(distance) and gap > config.stitch_unseen_max_gap_seconds + 1e-6:
+                return False  # nothing but motion vouches, and only over a short gap
             if gap > config.stitch_reentry_seconds and not (
                 distance <= config.stitch_reentry_appearance_max  # NaN fails too
                 and min(previous.end - previous.start, current.end - current.start) >= config.stitch_reentry_min_seconds - 1e-6
