@@ -152,6 +152,18 @@ def test_different_people_in_the_same_place_are_never_merged() -> None:
     assert _identities(result, observations, truth) == {"red": {0}, "green": {1}}
 
 
+def test_leaving_and_coming_back_keeps_the_id_someone_else_gets_a_new_one() -> None:
+    # red walks out at the right edge, comes back there 4 s later (far beyond any motion allowance);
+    # meanwhile green arrives at the same edge: red keeps id 0, green gets its own
+    people = [
+        Person("red", "red", lambda t: (0.7 + 0.2 * t, 0.5) if t < 1.5 else ((0.98 - 0.1 * (t - 5.5), 0.5) if t >= 5.5 else None)),
+        Person("green", "green", lambda t: (0.98 - 0.1 * (t - 2.5), 0.45) if 2.5 <= t < 4.5 else None),
+    ]
+    observations, times, shots, truth = _scene(people, 7.5)
+    result = assign_person_ids(observations, times, shots, CONFIG.tracking, FPS)
+    assert _identities(result, observations, truth) == {"red": {0}, "green": {1}}
+
+
 def test_same_shirt_but_impossible_jump_is_not_merged() -> None:
     people = [
         Person("first", "red", _still(0.1, visible=lambda t: t < 2.0)),
