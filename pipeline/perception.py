@@ -119,7 +119,8 @@ class PerceptionWorker:
         shot_ids = shots.shot_ids()[: len(times)]
         with _timed(timings, "track"):
             people = assign_person_ids(observations, times_array, shot_ids, self.config.tracking, self.config.sampling.fps)
-            object_ids = (assign_object_ids(objects, shot_ids, self.config.tracking, self.config.sampling.fps)
+            object_ids = (assign_object_ids(objects, shot_ids, self.config.tracking, self.config.sampling.fps,
+                                            self.config.detector.object_conf)
                           if self.object_detector is not None else None)
         with _timed(timings, "gaze"):
             smooth_gaze_directions(people, times_array, shot_ids, self.config.gaze.smooth_seconds)

@@ -3,6 +3,8 @@ by first appearance over the clip. Objects are not stitched across gaps or cuts:
 with a new id, which at worst splits a target, never merges two."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from detectors.objects import FrameObjects
@@ -12,10 +14,13 @@ from tracking.tracker import track_shot
 
 
 def assign_object_ids(
-    frames: list[FrameObjects], shot_ids: np.ndarray, config: TrackingConfig, fps: float
+    frames: list[FrameObjects], shot_ids: np.ndarray, config: TrackingConfig, fps: float, min_conf: float,
 ) -> list[np.ndarray]:
     """Per frame an (K,) int32 array of object ids (0-based, by first appearance, ties left to right),
-    -1 for detections no track claimed."""
+    -1 for detections no track claimed. Every detection the object model kept (``min_conf``, its
+    threshold) may start a track: object scores are not on the person detector's scale."""
+    config = replace(config, track_high_thresh=min_conf, new_track_thresh=min_conf,
+                     track_low_thresh=min(config.track_low_thresh, min_conf))
     shot_ids = np.asarray(shot_ids)
     if len(frames) != len(shot_ids):
         raise ValueError(f"assign_object_ids: {len(frames)} frames but {len(shot_ids)} shot ids")
