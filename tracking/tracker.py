@@ -71,6 +71,9 @@ def _colour_gated(base: type) -> type:
 def make_tracker(config: TrackingConfig, fps: float):
     """A fresh Ultralytics tracker whose lost-track buffer is ``track_buffer_seconds`` at ``fps``, with
     colour-gated association (see the module doc)."""
+    from detectors import use_ultralytics_offline
+
+    use_ultralytics_offline()
     from ultralytics.trackers.bot_sort import BOTSORT
     from ultralytics.trackers.byte_tracker import BYTETracker
 
