@@ -14,8 +14,8 @@ class DetectorConfig:
     weights: str = "yolo11n-pose.pt"  # path or Ultralytics name; *.yaml builds an untrained model
     person_conf: float = 0.35  # minimum detection confidence kept
     batch_size: int = 8  # frames per YOLO forward pass
-    # YOLO network input side (pixels, multiple of 32; frames are never upscaled): chosen by measuring
-    # recall of annotated people against CPU time (benchmarks/README.md)
+    # YOLO network input side (pixels, multiple of 32; a smaller frame is upsampled to it): chosen by
+    # measuring recall of annotated people against CPU time (benchmarks/README.md)
     yolo_input_size: int = 640
     # a batch whose people are small (median box height below this share of the frame height: a crowd
     # seen from afar) is detected again at this larger input size, where small people are found
