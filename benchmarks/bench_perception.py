@@ -1,10 +1,14 @@
 """Speed and memory of CPU perception on the shared clips and on a 60 s clip made by looping one.
 
-    OMP_NUM_THREADS=2 python -m benchmarks.bench_perception [--fps 2] [--detector auto] [--media DIR]
+    OMP_NUM_THREADS=2 python -m benchmarks.bench_perception [--fps 2] [--detector auto,mediapipe] [--media DIR]
 
-Prints per-stage seconds, frames/s and peak RSS per clip, then as the LAST two lines
-``realtime_factor=<video seconds per wall second>`` and ``decode_share=<decode-only time / total time>``
-over all clips. Model loading and a warm-up clip (JIT compilation, lazy imports) are not timed.
+Several backends (comma-separated ``--detector``) run interleaved: each clip goes through every backend
+before the next clip, so on a shared, loaded machine they see the same load and their ratio holds even
+when the absolute figures do not. Prints per-stage seconds (decode, shots, detect, refine, objects,
+track, gaze, table), frames/s and peak RSS per clip and backend, then per backend
+``realtime_factor[<backend>]=<video seconds per wall second>`` and ``decode_share[...]``, and the ratio
+of the first backend's real-time factor to each other's. Model loading and a warm-up clip (JIT
+compilation, lazy imports) are not timed.
 """
 from __future__ import annotations
 
@@ -24,7 +28,7 @@ from pipeline.perception import PerceptionWorker
 from pipeline.video import iter_frames, probe
 from tests.shared_media import SHARED_CLIPS, find_media_dir
 
-STAGES = ("decode", "shots", "detect", "track", "gaze", "table", "total")
+STAGES = ("decode", "shots", "detect", "refine", "objects", "track", "gaze", "table", "total")
 
 
 def loop_clip(source: Path, target: Path, seconds: float) -> None:
@@ -63,50 +67,68 @@ def decode_only_seconds(uri: str, config: Config) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fps", type=float, default=2.0)
-    parser.add_argument("--detector", default="auto", help="auto | yolo | mediapipe")
+    parser.add_argument("--detector", default="auto,mediapipe", help="comma-separated: auto | yolo | mediapipe")
     parser.add_argument("--weights", default=None)
+    parser.add_argument("--yolo-input-size", type=int, default=None)
     parser.add_argument("--loop-seconds", type=float, default=60.0)
     parser.add_argument("--media", type=Path, default=None, help="folder of the shared clips [../shared/media or $SOCIALTRACE_MEDIA]")
     args = parser.parse_args()
     args.media = args.media or find_media_dir()
 
-    detector = {"backend": args.detector} | ({"weights": args.weights} if args.weights else {})
-    config = Config().replace(sampling={"fps": args.fps}, detector=detector)
-    load_started = time.perf_counter()
-    worker = PerceptionWorker(config)
-    print(f"backend={worker.backend} model_load_s={time.perf_counter() - load_started:.2f} fps={args.fps}")
-    print(f"cpus={os.cpu_count()} OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', '-')}")
+    configs = {}
+    for backend in args.detector.split(","):
+        detector = {"backend": backend} | ({"weights": args.weights} if args.weights else {})
+        if args.yolo_input_size:
+            detector["yolo_input_size"] = args.yolo_input_size
+        configs[backend] = Config().replace(sampling={"fps": args.fps}, detector=detector)
+    workers = {}
+    for label, config in configs.items():
+        load_started = time.perf_counter()
+        workers[label] = PerceptionWorker(config)
+        print(f"{label}: backend={workers[label].backend} model_load_s={time.perf_counter() - load_started:.2f} fps={args.fps}")
+    print(f"cpus={os.cpu_count()} OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', '-')} "
+          f"load_average={' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
     with tempfile.TemporaryDirectory() as tmp:
         looped = Path(tmp) / f"kitchen_loop_{int(args.loop_seconds)}s.mp4"
         loop_clip(args.media / "atd_kitchen.mp4", looped, args.loop_seconds)
         uris = [str(args.media / name) for name in SHARED_CLIPS] + [str(looped)]
-        worker(ClipSpec(video_id="warmup", uri=uris[0]))  # compile / first-call costs, not timed
+        for worker in workers.values():
+            worker(ClipSpec(video_id="warmup", uri=uris[0]))  # compile / first-call costs, not timed
 
-        header = f"{'clip':34s} {'video_s':>7s} {'frames':>6s} " + " ".join(f"{s:>7s}" for s in STAGES)
+        header = f"{'clip':30s} {'backend':9s} {'video_s':>7s} {'frames':>6s} " + " ".join(f"{s:>7s}" for s in STAGES)
         print(header + f" {'frames/s':>8s} {'x_real':>6s} {'people':>6s} {'rss_MB':>7s}")
-        total_video = total_wall = total_decode_only = 0.0
+        video = dict.fromkeys(workers, 0.0)
+        wall = dict.fromkeys(workers, 0.0)
+        decode_only = dict.fromkeys(workers, 0.0)
         ticks_before = cpu_times()
         for uri in uris:
             info = probe(uri)
-            result = worker(ClipSpec(video_id=Path(uri).stem, uri=uri))
-            decode_only = decode_only_seconds(uri, config)
-            wall = result.timings["total"]
-            n_people = len(set(result.tracks.column("person_id").to_pylist()))
-            stages = " ".join(f"{result.timings.get(s, 0.0):7.2f}" for s in STAGES)
-            print(
-                f"{Path(uri).name:34s} {info.duration_s:7.2f} {result.n_frames:6d} {stages} "
-                f"{result.n_frames / wall:8.2f} {info.duration_s / wall:6.2f} {n_people:6d} {peak_rss_mb():7.0f}"
-            )
-            total_video += info.duration_s
-            total_wall += wall
-            total_decode_only += decode_only
+            for label, worker in workers.items():
+                result = worker(ClipSpec(video_id=Path(uri).stem, uri=uri))
+                decode_only[label] += decode_only_seconds(uri, configs[label])
+                seconds = result.timings["total"]
+                n_people = len(set(result.tracks.column("person_id").to_pylist()))
+                stages = " ".join(f"{result.timings.get(s, 0.0):7.2f}" for s in STAGES)
+                print(
+                    f"{Path(uri).name[:30]:30s} {label:9s} {info.duration_s:7.2f} {result.n_frames:6d} {stages} "
+                    f"{result.n_frames / seconds:8.2f} {info.duration_s / seconds:6.2f} {n_people:6d} {peak_rss_mb():7.0f}",
+                    flush=True,
+                )
+                video[label] += info.duration_s
+                wall[label] += seconds
         steal = steal_share(ticks_before, cpu_times())
-    print(f"total video {total_video:.1f} s in {total_wall:.1f} s wall; decode-only {total_decode_only:.1f} s")
-    print(f"{describe(steal)} (CPU time the hypervisor gave other VMs during the timed clips)")
+    print(f"{describe(steal)} (CPU time the hypervisor gave other VMs during the timed clips); "
+          f"load_average={' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print(f"peak_rss_mb={peak_rss_mb():.0f}")
-    print(f"realtime_factor={total_video / total_wall:.2f}")
-    print(f"decode_share={total_decode_only / total_wall:.3f}")
+    factors = {label: video[label] / wall[label] for label in workers}
+    for label in workers:
+        print(f"total[{label}] video {video[label]:.1f} s in {wall[label]:.1f} s wall; decode-only {decode_only[label]:.1f} s")
+        print(f"decode_share[{label}]={decode_only[label] / wall[label]:.3f}")
+        print(f"realtime_factor[{label}]={factors[label]:.2f}")
+    first = next(iter(workers))
+    for label in list(workers)[1:]:
+        print(f"speed_ratio[{first}/{label}]={factors[first] / factors[label]:.2f}")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,18 @@ class DetectorConfig:
     weights: str = "yolo11n-pose.pt"  # path or Ultralytics name; *.yaml builds an untrained model
     person_conf: float = 0.35  # minimum detection confidence kept
     batch_size: int = 8  # frames per YOLO forward pass
+    # YOLO network input side (pixels, multiple of 32; a smaller frame is upsampled to it): chosen by
+    # measuring recall of annotated people against CPU time (benchmarks/README.md)
+    yolo_input_size: int = 640
+    # a batch whose people are small (median box height below this share of the frame height: a crowd
+    # seen from afar) is detected again at this larger input size, where small people are found
+    small_person_height: float = 0.3
+    yolo_small_people_input_size: int = 960
+    # objects (gaze / pointing targets with a class name): an Ultralytics detection model, e.g. COCO
+    # yolo11n.pt; "" = no object detector. Its "person" class is left to the pose model.
+    object_weights: str = ""
+    object_conf: float = 0.35  # minimum object detection confidence kept
+    object_input_size: int = 640  # network input side for the object model (pixels, multiple of 32)
     device: str = ""  # "" lets the backend choose (GPU when present)
     mediapipe_search_passes: int = 1  # pose passes over the frame minus people found (back views)
     # that search runs on every frame while it finds someone, otherwise once per this interval

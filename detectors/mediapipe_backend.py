@@ -11,7 +11,6 @@ Per frame:
 from __future__ import annotations
 
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
@@ -28,6 +27,7 @@ from detectors.keypoints import (
     visible,
 )
 from detectors.mediapipe_models import Face, MediaPipeModels
+from detectors.person_pool import PersonPool
 from detectors.observation import LEFT_HIP, LEFT_SHOULDER, RIGHT_HIP, RIGHT_SHOULDER, FrameObservations
 from detectors.refine import PersonRefiner
 from detectors.config import DetectorConfig, GazeConfig, PointingConfig
@@ -96,15 +96,11 @@ class MediaPipeDetector:
         models: MediaPipeModels | None = None,
     ) -> None:
         self.config = config
-        self.models = models or MediaPipeModels(face_min_conf=0.3, pose_min_conf=0.4)
-        # MediaPipe graphs run with the GIL released but are not thread-safe: one model set per thread,
-        # each person's crops handled by one of them (results do not depend on which)
-        threads = max(1, threads)
-        self.model_sets = [self.models] + [
-            MediaPipeModels(face_min_conf=0.3, pose_min_conf=0.4) for _ in range(max(0, threads - 1))
-        ]
+        # each person's crops are handled by one of the threads' model sets
+        self.pool = PersonPool(threads, lambda: MediaPipeModels(face_min_conf=0.3, pose_min_conf=0.4), first=models)
+        self.models = self.pool.model_sets[0]
+        self.model_sets = self.pool.model_sets
         self.refiners = [PersonRefiner(gaze, pointing, hand_model=config.hand_model, models=m) for m in self.model_sets]
-        self.pool = ThreadPoolExecutor(threads, thread_name_prefix="socialtrace-person") if threads > 1 else None
         self.max_search_passes = config.mediapipe_search_passes
         # frames between whole-frame searches while a search finds nobody (always the next frame otherwise)
         self.search_every = max(1, round(fps * config.search_interval_seconds))
@@ -133,20 +129,7 @@ class MediaPipeDetector:
         return observations
 
     def _per_person(self, work: Callable[[Any, int], Any], items: Iterable[Any]) -> list[Any]:
-        """``work(item, slot)`` for every item, in order; items are dealt to the model sets (``slot``)
-        and the sets run in parallel threads, each set in one thread only."""
-        items = list(items)
-        slots = min(len(self.model_sets), len(items))
-        if self.pool is None or slots <= 1:
-            return [work(item, 0) for item in items]
-        results: list[Any] = [None] * len(items)
-
-        def run_slot(slot: int) -> None:
-            for k in range(slot, len(items), slots):
-                results[k] = work(items[k], slot)
-
-        list(self.pool.map(run_slot, range(slots)))  # list(): re-raises a worker's exception here
-        return results
+        return self.pool.map(work, items)
 
     # --- person search ------------------------------------------------------------------------
 

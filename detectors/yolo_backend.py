@@ -2,11 +2,15 @@
 the same face / gaze / hands refinement as the MediaPipe backend (detectors/refine.py)."""
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from detectors.base import check_frames
 from detectors.keypoints import head_box
+from detectors.mediapipe_models import MediaPipeModels
 from detectors.observation import FrameObservations
+from detectors.person_pool import PersonPool
 from detectors.refine import KEYPOINT_MIN_SCORE, PersonRefiner
 from detectors.config import DetectorConfig, GazeConfig, PointingConfig
 
@@ -26,22 +30,17 @@ class YoloPoseDetector:
     name = "yolo"
 
     def __init__(
-        self, config: DetectorConfig, gaze: GazeConfig, pointing: PointingConfig, *, max_side: int,
-        weights: str | None = None, refiner: PersonRefiner | None = None,
+        self, config: DetectorConfig, gaze: GazeConfig, pointing: PointingConfig, *,
+        weights: str | None = None, threads: int = 1,
     ) -> None:
-        from ultralytics import YOLO
-
         self.config = config
         self.weights = weights or config.weights
-        self.max_side = max_side
-        try:
-            self.model = YOLO(self.weights, task="pose")
-        except FileNotFoundError as exc:
-            raise ValueError(f"{self.weights}: cannot load YOLO weights ({exc})") from exc
-        if getattr(self.model, "task", "pose") != "pose":
-            raise ValueError(f"{self.weights}: not a pose model (task {self.model.task!r}); use a *-pose model")
+        self.model = load_ultralytics(self.weights, "pose")
         self.device = _pick_device(config.device)
-        self.refiner = refiner or PersonRefiner(gaze, pointing, hand_model=config.hand_model)
+        # face mesh and hands run per person on crops, one MediaPipe model set per thread
+        self.pool = PersonPool(threads, MediaPipeModels)
+        self.refiners = [PersonRefiner(gaze, pointing, hand_model=config.hand_model, models=m) for m in self.pool.model_sets]
+        self.refine_seconds = 0.0  # time spent in face mesh / hands so far (the pipeline reports it apart)
 
     def detect(self, frames: list[np.ndarray]) -> list[FrameObservations]:
         """People in each RGB frame (see ``PersonDetector.detect``), ``config.batch_size``
@@ -51,19 +50,28 @@ class YoloPoseDetector:
         batch_size = max(1, int(self.config.batch_size))
         for start in range(0, len(frames), batch_size):
             batch = frames[start : start + batch_size]
-            # Ultralytics expects BGR numpy images
-            results = self.model.predict(
-                [np.ascontiguousarray(f[..., ::-1]) for f in batch],
-                conf=self.config.person_conf,
-                classes=[0],
-                device=self.device,
-                verbose=False,
-                imgsz=_inference_size(batch[0], self.max_side),
-            )
+            results = self._predict(batch, self.config.yolo_input_size)
+            heights = np.concatenate([r.boxes.xywhn[:, 3].cpu().numpy() for r in results if r.boxes is not None])
+            if len(heights) and float(np.median(heights)) < self.config.small_person_height:
+                results = self._predict(batch, self.config.yolo_small_people_input_size)
+            started = time.perf_counter()
             for frame, result in zip(batch, results):
-                observations = self.from_ultralytics(result, frame.shape[1], frame.shape[0])
-                out.append(self.refiner.refine(frame, observations))
+                observations = without_group_boxes(self.from_ultralytics(result, frame.shape[1], frame.shape[0]))
+                self.pool.map(lambda i, slot: self.refiners[slot].refine_person(frame, observations, i, None),
+                              range(len(observations)))
+                out.append(observations)
+            self.refine_seconds += time.perf_counter() - started
         return out
+
+    def _predict(self, batch: list[np.ndarray], input_size: int):
+        return self.model.predict(
+            [np.ascontiguousarray(f[..., ::-1]) for f in batch],  # Ultralytics expects BGR
+            conf=self.config.person_conf,
+            classes=[0],
+            device=self.device,
+            verbose=False,
+            imgsz=inference_size(input_size),
+        )
 
     @staticmethod
     def from_ultralytics(result, width: int, height: int) -> FrameObservations:
@@ -102,7 +110,43 @@ class YoloPoseDetector:
         )
 
 
-def _inference_size(frame: np.ndarray, max_side: int) -> int:
-    """Network input side: the frame's longest side rounded up to the stride (32), at most 1280."""
-    side = min(max(frame.shape[:2]), max_side, 1280)
-    return int(np.ceil(side / 32) * 32)
+GROUP_BOX_COVERS = 0.8  # a box holding this share of two other people's boxes is a box around both
+
+
+def without_group_boxes(observations: FrameObservations) -> FrameObservations:
+    """Drop boxes that cover two other detected people (a detector sometimes boxes a hugging or
+    high-fiving pair as one): each person is kept once, by their own box."""
+    boxes = observations.xyxy
+    if len(boxes) < 3:
+        return observations
+    width = np.clip(np.minimum(boxes[:, None, 2], boxes[None, :, 2]) - np.maximum(boxes[:, None, 0], boxes[None, :, 0]), 0, None)
+    height = np.clip(np.minimum(boxes[:, None, 3], boxes[None, :, 3]) - np.maximum(boxes[:, None, 1], boxes[None, :, 1]), 0, None)
+    area = np.maximum((boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]), 1e-9)
+    inside = width * height / area[None, :]  # [i, j]: share of box j inside box i
+    np.fill_diagonal(inside, 0.0)
+    group = (inside >= GROUP_BOX_COVERS).sum(axis=1) >= 2
+    return observations[~group] if group.any() else observations
+
+
+def inference_size(input_size: int) -> int:
+    """Network input side: ``input_size`` rounded up to the stride (32), at most 1280. It may exceed the
+    frame's side: Ultralytics then upsamples, which is what finds people a few dozen pixels tall."""
+    return int(np.ceil(min(input_size, 1280) / 32) * 32)
+
+
+def load_ultralytics(weights: str, task: str):
+    """An Ultralytics model of ``task`` from a local file or a ``*.yaml`` definition, without network;
+    a ValueError naming the file when it cannot be loaded or is a model of another task."""
+    from detectors import use_ultralytics_offline
+
+    use_ultralytics_offline()
+    from ultralytics import YOLO
+
+    try:
+        model = YOLO(weights, task=task)
+    except (FileNotFoundError, RuntimeError, ValueError, KeyError, AttributeError) as exc:
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(f"{weights}: cannot load Ultralytics weights ({first_line})") from exc
+    if getattr(model, "task", task) != task:
+        raise ValueError(f"{weights}: a {model.task!r} model, expected a {task!r} model")
+    return model

@@ -82,6 +82,20 @@ def _load_config(config_file: Optional[Path]) -> Config:
         _fail(str(exc))
 
 
+def _check_models(config: Config) -> None:
+    """Fail in one line before any work when a model file is missing; say which backend auto picks."""
+    from detectors import find_local_weights, resolve_backend
+
+    try:
+        backend, reason = resolve_backend(config.detector)
+    except ValueError as exc:
+        _fail(str(exc))
+    console.print(f"detector: {backend} ({reason})", highlight=False, soft_wrap=True)
+    weights = config.detector.object_weights
+    if weights and find_local_weights(weights) is None:
+        _fail(f"{weights}: object weights file not found (socialtrace never downloads weights)")
+
+
 VERBOSE = typer.Option(False, "--verbose", "-v", help="Debug logging (per-stage details, tracebacks of failed clips) and the libraries' own messages (TensorFlow Lite, protobuf), which are hidden otherwise.")
 
 
@@ -93,6 +107,7 @@ def run(
     fps: Optional[float] = typer.Option(None, help="Frames per second sampled from each video \\[default: 2, from the config]."),
     detector: Optional[Detector] = typer.Option(None, help="Person/pose backend. auto = YOLO when its weights are on disk, else MediaPipe."),
     weights: Optional[str] = typer.Option(None, help="YOLO-pose weights: a path, an Ultralytics name, or yolo11n-pose.yaml for an untrained model (no download)."),
+    object_weights: Optional[str] = typer.Option(None, "--object-weights", help="Ultralytics detection model (a local file, e.g. COCO yolo11n.pt) run alongside to fill OUT/objects/ so gaze and pointing can target objects by class name; off by default. A *.yaml builds an untrained model (plumbing tests)."),
     tracker: Optional[Tracker] = typer.Option(None, help="Ultralytics tracker used within each shot \\[default: bytetrack]."),
     executor: Optional[Executor] = typer.Option(None, help="local = in this process; ray = a pool of Ray actors (a local Ray instance started on demand, or --ray-address). auto = local for one video, Ray for more. \\[default: auto]"),
     ray_address: Optional[str] = typer.Option(None, help="Join this Ray cluster (e.g. auto, or ray://host:10001) instead of starting a local instance."),
@@ -125,6 +140,8 @@ def run(
         overrides.setdefault("detector", {})["backend"] = detector.value
     if weights is not None:
         overrides.setdefault("detector", {})["weights"] = weights
+    if object_weights is not None:
+        overrides.setdefault("detector", {})["object_weights"] = object_weights
     if tracker is not None:
         overrides.setdefault("tracking", {})["tracker"] = tracker.value
     if executor is not None:
@@ -136,6 +153,7 @@ def run(
     if seed is not None:
         overrides["seed"] = seed
     config = config.replace(**overrides)
+    _check_models(config)
 
     try:
         uris = expand_inputs(inputs)

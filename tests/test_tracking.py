@@ -152,6 +152,18 @@ def test_different_people_in_the_same_place_are_never_merged() -> None:
     assert _identities(result, observations, truth) == {"red": {0}, "green": {1}}
 
 
+def test_leaving_and_coming_back_keeps_the_id_someone_else_gets_a_new_one() -> None:
+    # red walks out at the right edge, comes back there 4 s later (far beyond any motion allowance);
+    # meanwhile green arrives at the same edge: red keeps id 0, green gets its own
+    people = [
+        Person("red", "red", lambda t: (0.7 + 0.2 * t, 0.5) if t < 1.5 else ((0.98 - 0.1 * (t - 5.5), 0.5) if t >= 5.5 else None)),
+        Person("green", "green", lambda t: (0.98 - 0.1 * (t - 2.5), 0.45) if 2.5 <= t < 4.5 else None),
+    ]
+    observations, times, shots, truth = _scene(people, 7.5)
+    result = assign_person_ids(observations, times, shots, CONFIG.tracking, FPS)
+    assert _identities(result, observations, truth) == {"red": {0}, "green": {1}}
+
+
 def test_same_shirt_but_impossible_jump_is_not_merged() -> None:
     people = [
         Person("first", "red", _still(0.1, visible=lambda t: t < 2.0)),
@@ -160,6 +172,21 @@ def test_same_shirt_but_impossible_jump_is_not_merged() -> None:
     observations, times, shots, truth = _scene(people, 4.0)
     result = assign_person_ids(observations, times, shots, CONFIG.tracking, FPS)
     assert _identities(result, observations, truth) == {"first": {0}, "second": {1}}
+
+
+def test_tracker_never_hands_a_track_to_someone_in_other_colours() -> None:
+    # red and blue walk side by side and cross between two samples: by overlap alone the tracks swap
+    red, blue = np.zeros(DESCRIPTOR_SIZE, np.float32), np.zeros(DESCRIPTOR_SIZE, np.float32)
+    red[0], blue[30] = 1.0, 1.0
+    before = FrameObservations(xyxy=[[0.40, 0.3, 0.52, 0.8], [0.50, 0.3, 0.62, 0.8]], confidence=[0.9, 0.9],
+                               appearance=[red, blue])
+    crossed = FrameObservations(xyxy=[[0.47, 0.3, 0.59, 0.8], [0.43, 0.3, 0.55, 0.8]], confidence=[0.9, 0.9],
+                                appearance=[red, blue])
+    colourless = [FrameObservations(xyxy=f.xyxy, confidence=f.confidence) for f in (before, crossed)]
+    first, second = track_shot(colourless, CONFIG.tracking, 2.0)
+    assert second[1] == first[0]  # overlap alone: blue takes red's track
+    first, second = track_shot([before, crossed], CONFIG.tracking, 2.0)
+    assert second[1] != first[0] and second[0] != first[1]
 
 
 def test_same_shirt_seen_together_is_never_merged() -> None:
@@ -188,7 +215,11 @@ def test_low_sampling_rate_uses_track_buffer_in_seconds() -> None:
     config = CONFIG.replace(tracking={"track_buffer_seconds": 2.0})
     assert make_tracker(config.tracking, fps=2.0).max_frames_lost == 4
     assert make_tracker(config.tracking, fps=10.0).max_frames_lost == 20
-    assert type(make_tracker(config.replace(tracking={"tracker": "botsort"}).tracking, fps=2.0)).__name__ == "BOTSORT"
+    from ultralytics.trackers.bot_sort import BOTSORT
+
+    botsort = make_tracker(config.replace(tracking={"tracker": "botsort"}).tracking, fps=2.0)
+    assert isinstance(botsort, BOTSORT) and botsort.use_botsort_distance
+    assert not make_tracker(config.tracking, fps=2.0).use_botsort_distance  # bytetrack: overlap + colour gate
     with pytest.raises(ValueError, match="unknown tracker"):
         make_tracker(config.replace(tracking={"tracker": "sort"}).tracking, fps=2.0)
 

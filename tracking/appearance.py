@@ -1,10 +1,11 @@
-"""Appearance descriptors for re-identification: a colour histogram of each person's torso.
+"""Appearance descriptors for re-identification: colour histograms of each person's head, torso and legs.
 
-Clothing colour is what stays the same when a person turns away, is occluded or reappears after a
-cut, and it costs microseconds per person (no re-id network to load). The descriptor is a normalised
-hue-saturation histogram plus a coarse brightness histogram (for black/white/grey clothing, where hue
-is meaningless); two descriptors are compared with the Bhattacharyya (Hellinger) distance in [0, 1].
-An all-zero descriptor means "not seen" (crop too small or off-frame).
+Clothing and hair colour are what stay the same when a person turns away, is occluded or reappears after
+a cut, and they cost microseconds per person (no re-id network to load). Each part is a normalised
+hue-saturation histogram plus a brightness histogram (for black/white/grey clothing, where hue is
+meaningless); the parts are concatenated with fixed weights, so two people in the same dark jacket still
+differ by their trousers or hair. Two descriptors are compared with the Bhattacharyya (Hellinger)
+distance in [0, 1]. An all-zero descriptor means "not seen" (crop too small or off-frame).
 """
 from __future__ import annotations
 
@@ -13,13 +14,16 @@ import numpy as np
 
 from detectors.observation import LEFT_HIP, LEFT_SHOULDER, RIGHT_HIP, RIGHT_SHOULDER
 
-HUE_BINS, SATURATION_BINS, VALUE_BINS = 12, 4, 6
-DESCRIPTOR_SIZE = HUE_BINS * SATURATION_BINS + VALUE_BINS
+HUE_BINS, SATURATION_BINS, VALUE_BINS = 12, 4, 8
+PART_SIZE = HUE_BINS * SATURATION_BINS + VALUE_BINS
+# head (hair, skin) / torso / legs: the torso says most; hair and trousers separate same-jacket people
+PART_WEIGHTS = (0.2, 0.4, 0.4)
+DESCRIPTOR_SIZE = PART_SIZE * len(PART_WEIGHTS)
 _MIN_CROP_PIXELS = 6  # a torso narrower or shorter than this (in pixels) gives no descriptor
 _CROP_WORK_SIDE = 48  # crops are shrunk to at most this many pixels a side before the histogram
 _KEYPOINT_MIN_SCORE = 0.3
 # Below this saturation or brightness a pixel's hue is noise: it only counts in the brightness part.
-_CHROMATIC_MIN_SATURATION, _CHROMATIC_MIN_VALUE = 40, 40
+_CHROMATIC_MIN_SATURATION, _CHROMATIC_MIN_VALUE = 40, 30
 
 
 def torso_boxes(xyxy: np.ndarray, keypoints: np.ndarray | None = None) -> np.ndarray:
@@ -55,23 +59,48 @@ def torso_boxes(xyxy: np.ndarray, keypoints: np.ndarray | None = None) -> np.nda
     return torso
 
 
+def part_boxes(xyxy: np.ndarray, keypoints: np.ndarray | None = None) -> np.ndarray:
+    """(N, 3, 4) normalised head, torso and legs boxes: the torso of ``torso_boxes``; above it up to the
+    top of the person box the head, below it down to the bottom the legs (central half of the box width)."""
+    xyxy = np.asarray(xyxy, np.float32).reshape(-1, 4)
+    torso = torso_boxes(xyxy, keypoints)
+    quarter = (xyxy[:, 2] - xyxy[:, 0]) / 4
+    left, right = xyxy[:, 0] + quarter, xyxy[:, 2] - quarter
+    head = np.stack([left, xyxy[:, 1], right, torso[:, 1]], axis=1)
+    legs = np.stack([left, torso[:, 3], right, xyxy[:, 3]], axis=1)
+    return np.stack([head, torso, legs], axis=1)
+
+
 def appearance_descriptors(image: np.ndarray, xyxy: np.ndarray, keypoints: np.ndarray | None = None) -> np.ndarray:
-    """(N, DESCRIPTOR_SIZE) float32 histograms (each sums to 1, or all zero when not seen) of the
-    torsos of the people with normalised boxes ``xyxy`` in an RGB uint8 ``image``."""
-    boxes = torso_boxes(xyxy, keypoints)
-    out = np.zeros((len(boxes), DESCRIPTOR_SIZE), np.float32)
-    if len(boxes) == 0:
+    """(N, DESCRIPTOR_SIZE) float32 descriptors (each sums to 1, or all zero when not seen) of the
+    people with normalised boxes ``xyxy`` in an RGB uint8 ``image``: the weighted histograms of their
+    head, torso and legs; a part too small or off-frame leaves its share to the others."""
+    parts = part_boxes(xyxy, keypoints)
+    out = np.zeros((len(parts), DESCRIPTOR_SIZE), np.float32)
+    if len(parts) == 0:
         return out
     height, width = image.shape[:2]
     scale = np.array([width, height, width, height], np.float32)
-    pixel_boxes = np.nan_to_num(boxes * scale)
-    for i, (x1, y1, x2, y2) in enumerate(pixel_boxes):
-        x1, x2 = int(np.clip(round(x1), 0, width)), int(np.clip(round(x2), 0, width))
-        y1, y2 = int(np.clip(round(y1), 0, height)), int(np.clip(round(y2), 0, height))
-        if x2 - x1 < _MIN_CROP_PIXELS or y2 - y1 < _MIN_CROP_PIXELS:
-            continue
-        out[i] = _histogram(image[y1:y2, x1:x2])
+    pixel_boxes = np.nan_to_num(parts * scale)
+    for i in range(len(parts)):
+        if _part_histogram(image, pixel_boxes[i, 1]) is None:
+            continue  # no torso, no descriptor: head and legs alone are too easily someone else's
+        for k, weight in enumerate(PART_WEIGHTS):
+            histogram = _part_histogram(image, pixel_boxes[i, k])
+            if histogram is not None:
+                out[i, k * PART_SIZE : (k + 1) * PART_SIZE] = weight * histogram
+        out[i] /= out[i].sum()
     return out
+
+
+def _part_histogram(image: np.ndarray, box: np.ndarray) -> np.ndarray | None:
+    height, width = image.shape[:2]
+    x1, y1, x2, y2 = box
+    x1, x2 = int(np.clip(round(x1), 0, width)), int(np.clip(round(x2), 0, width))
+    y1, y2 = int(np.clip(round(y1), 0, height)), int(np.clip(round(y2), 0, height))
+    if x2 - x1 < _MIN_CROP_PIXELS or y2 - y1 < _MIN_CROP_PIXELS:
+        return None
+    return _histogram(image[y1:y2, x1:x2])
 
 
 def _histogram(crop: np.ndarray) -> np.ndarray:

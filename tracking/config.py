@@ -16,10 +16,31 @@ class TrackingConfig:
     track_low_thresh: float = 0.1
     new_track_thresh: float = 0.4
     match_thresh: float = 0.8
+    # a track never takes a detection whose colours are further than this (Hellinger) from its own
+    track_appearance_gate: float = 0.55
+    # a tracklet is cut where its colours change for good (two detections in a row this far, Bhattacharyya,
+    # from its mean so far): the tracker matched boxes of two people who crossed; stitching re-joins
+    track_split_appearance: float = 0.5
+    # a track the tracker re-finds after missing it this long is cut there (stitching decides, with
+    # colours); shorter misses (a detection dropped for a frame) stay one tracklet
+    track_gap_split_seconds: float = 1.0
     stitch_max_gap_seconds: float = 60.0  # tracklets further apart than this are never joined
     stitch_appearance_max: float = 0.35  # max colour-histogram distance (Bhattacharyya) to join
     stitch_motion_max: float = 0.25  # max centre jump per second of gap (normalised units) within a shot
+    # ...and at most this many of the person's own box heights per second (a walker covers about one):
+    # small, distant people cannot cross the frame in a few seconds
+    stitch_motion_max_heights: float = 1.0
+    stitch_max_size_ratio: float = 1.5  # box heights across a gap differ by at most this factor
+    stitch_unseen_max_gap_seconds: float = 1.0  # without colours (not seen well) motion vouches only this long
     stitch_motion_slack: float = 0.5  # plus this fraction of the box width, whatever the gap
+    # a gap longer than this within a shot means the person left (or hid) and came back: the motion
+    # allowance stops growing, and the colours must agree more closely (someone else may have arrived)
+    stitch_reentry_seconds: float = 2.0
+    stitch_reentry_appearance_max: float = 0.15
+    stitch_reentry_min_seconds: float = 0.5  # and both sides followed this long (colours pooled over frames)
+    # ...unless both ends touch the frame edge (within this margin, normalised): left there, came back
+    # there, anywhere along the edges (the motion allowance is waived, the stricter colour test is not)
+    frame_edge_margin: float = 0.02
     min_track_seconds: float = 0.3  # tracklets shorter than this (after stitching) are dropped
     # long videos (pipeline/segments.py): a segment's person takes over a video-level identity when their
     # boxes overlap by at least this IoU, averaged over the frames both segments share (absence counts 0);

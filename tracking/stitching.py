@@ -5,7 +5,10 @@ sampling rates and camera cuts break a person into several tracklets. Stitching 
 
 - never two tracklets that share a frame (one person is in one place at a time);
 - within a camera shot: similar torso colours AND a plausible move over the gap (the end of one
-  tracklet, extrapolated with its velocity, lands near the start of the next);
+  tracklet, extrapolated with its velocity, lands near the start of the next); after a long gap
+  (``stitch_reentry_seconds``: the person left or hid, and someone else may have arrived) the colours
+  must agree more closely and the move stays bounded, unless the first left at a frame edge and the
+  second arrived at one;
 - across a cut: colours only (positions are unrelated between shots);
 - greedy, most similar pair first, re-scoring merged groups by their pooled colours.
 """
@@ -67,7 +70,8 @@ class Tracklet:
 def plausible_motion(earlier: Tracklet, later: Tracklet, config: TrackingConfig) -> bool:
     """Whether ``later`` can be where ``earlier`` went, within one shot: the start of ``later`` must
     lie near ``earlier``'s end, either where it stopped or where its velocity carries it (and the
-    same backwards), allowing ``stitch_motion_max`` per second of gap on top of a size-based slack."""
+    same backwards), allowing ``stitch_motion_max`` per second of gap (at most ``stitch_motion_max_heights``
+    box heights per second) on top of a size-based slack."""
     gap = max(later.start - earlier.end, 0.0)
     coast = min(gap, _EXTRAPOLATE_MAX_S)
     end, start = earlier.centre(-1), later.centre(0)
@@ -77,8 +81,28 @@ def plausible_motion(earlier: Tracklet, later: Tracklet, config: TrackingConfig)
         float(np.linalg.norm((start - later.start_velocity() * coast) - end)),  # came from there
     )
     widths = [earlier.boxes[-1, 2] - earlier.boxes[-1, 0], later.boxes[0, 2] - later.boxes[0, 0]]
-    allowed = config.stitch_motion_slack * float(max(widths)) + config.stitch_motion_max * gap
+    heights = [float(earlier.boxes[-1, 3] - earlier.boxes[-1, 1]), float(later.boxes[0, 3] - later.boxes[0, 1])]
+    if max(heights) > config.stitch_max_size_ratio * max(min(heights), 1e-6):
+        return False  # people do not grow or shrink that much between two sightings
+    speed = min(config.stitch_motion_max, config.stitch_motion_max_heights * min(heights))
+    allowed = config.stitch_motion_slack * float(max(widths)) + speed * min(gap, config.stitch_reentry_seconds)
     return jump <= allowed
+
+
+def at_frame_edge(box: np.ndarray, margin: float) -> bool:
+    """Whether a normalised xyxy box touches the frame's left, right or bottom edge (people leave the
+    picture there; the top edge cuts heads of people still in view)."""
+    return bool(box[0] <= margin or box[2] >= 1.0 - margin or box[3] >= 1.0 - margin)
+
+
+def plausible_reentry(earlier: Tracklet, later: Tracklet, config: TrackingConfig) -> bool:
+    """Within a shot, whether ``later`` can be ``earlier`` come back: a short gap needs a plausible move;
+    a long one a bounded move, or leaving at a frame edge and coming back at one."""
+    if plausible_motion(earlier, later, config):
+        return True
+    long_gap = later.start - earlier.end > config.stitch_reentry_seconds
+    margin = config.frame_edge_margin
+    return long_gap and at_frame_edge(earlier.boxes[-1], margin) and at_frame_edge(later.boxes[0], margin)
 
 
 @dataclass
@@ -106,8 +130,15 @@ def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig) -> 
         if gap > config.stitch_max_gap_seconds:
             return False
         if previous.shot_id == current.shot_id:
-            if not plausible_motion(previous, current, config):
+            if not plausible_reentry(previous, current, config):
                 return False
+            if np.isnan(distance) and gap > config.stitch_unseen_max_gap_seconds + 1e-6:
+                return False  # nothing but motion vouches, and only over a short gap
+            if gap > config.stitch_reentry_seconds and not (
+                distance <= config.stitch_reentry_appearance_max  # NaN fails too
+                and min(previous.end - previous.start, current.end - current.start) >= config.stitch_reentry_min_seconds - 1e-6
+            ):
+                return False  # someone else may have arrived: only closely pooled colours vouch
         elif np.isnan(distance):
             return False  # across a cut only colours can vouch for identity
     return True
@@ -160,13 +191,52 @@ def build_tracklets(
                 if track_id >= 0:
                     by_id.setdefault(int(track_id), []).append((int(position), row))
         for track_id in sorted(by_id):
-            # The tracker re-finds a lost track by box overlap alone; split at every gap so that
+            # The tracker re-finds a lost track by box overlap alone; split at longer gaps so that
             # stitching, which also checks colours, decides whether it is the same person.
             rows = by_id[track_id]
-            breaks = [k for k in range(1, len(rows)) if rows[k][0] != rows[k - 1][0] + 1]
+            breaks = [k for k in range(1, len(rows))
+                      if times[rows[k][0]] - times[rows[k - 1][0]] > config.track_gap_split_seconds + 1e-6]
             for part in np.split(np.arange(len(rows)), breaks):
-                tracklets.append(_make_tracklet(int(shot), [rows[k] for k in part], observations, times))
+                part_rows = [rows[k] for k in part]
+                # the tracker follows boxes, not people: cut where the colours say someone else took over
+                descriptors = np.stack([_clean_appearance(observations[p], r) for p, r in part_rows])
+                for piece in np.split(np.arange(len(part_rows)), appearance_breaks(descriptors, config.track_split_appearance)):
+                    tracklets.append(_make_tracklet(int(shot), [part_rows[k] for k in piece], observations, times))
     return tracklets
+
+
+_OVERLAP_CONTAMINATES = 0.2  # a box this much covered by another's sees two people's colours
+
+
+def _clean_appearance(frame: FrameObservations, row: int) -> np.ndarray:
+    """The row's descriptor, or zeros (unseen) when another box covers part of it: then its colours
+    mix two people and say nothing about a hand-over."""
+    box = frame.xyxy[row]
+    others = np.delete(frame.xyxy, row, axis=0)
+    if len(others):
+        width = np.clip(np.minimum(others[:, 2], box[2]) - np.maximum(others[:, 0], box[0]), 0, None)
+        height = np.clip(np.minimum(others[:, 3], box[3]) - np.maximum(others[:, 1], box[1]), 0, None)
+        area = max(float((box[2] - box[0]) * (box[3] - box[1])), 1e-9)
+        if float((width * height).max()) / area > _OVERLAP_CONTAMINATES:
+            return np.zeros_like(frame.appearance[row])
+    return frame.appearance[row]
+
+
+def appearance_breaks(descriptors: np.ndarray, max_distance: float) -> list[int]:
+    """Positions where a tracklet's descriptors (K, D) change for good: the descriptor there and the next
+    seen one are both further than ``max_distance`` from the mean of those since the last break (one odd
+    detection, e.g. blur or an arm across the torso, does not cut). Unseen (all-zero) rows are skipped."""
+    seen = [k for k in range(len(descriptors)) if descriptors[k].sum() > 0] if descriptors.shape[1] else []
+    breaks: list[int] = []
+    total = None
+    for position, k in enumerate(seen):
+        if total is not None and position + 1 < len(seen):
+            following = descriptors[[k, seen[position + 1]]]
+            if np.all(appearance_distance(following, total[None])[:, 0] > max_distance):
+                breaks.append(k)
+                total = None
+        total = descriptors[k].astype(np.float64) if total is None else total + descriptors[k]
+    return breaks
 
 
 def _make_tracklet(

@@ -1,8 +1,10 @@
 """Frame-to-frame association with Ultralytics' BYTETracker / BOT-SORT, one tracker per camera shot.
 
-The trackers only see boxes and scores (``FrameObservations`` exposes ``conf``, ``cls`` and ``xywh``
-and boolean indexing, which is all they read). Their ids are short-lived tracklet ids; identity over
-the whole video is decided afterwards by ``tracking.stitching``.
+The trackers see boxes, scores and each detection's colour descriptor (tracking.appearance). Box overlap
+decides who is who, as in ByteTrack, but a track never takes a detection whose colours are clearly
+another person's (Hellinger distance to the track's smoothed descriptor above ``track_appearance_gate``):
+two people walking side by side otherwise swap ids when their boxes trade places. Their ids are
+short-lived tracklet ids; identity over the whole video is decided afterwards by ``tracking.stitching``.
 """
 from __future__ import annotations
 
@@ -39,8 +41,39 @@ class _ScaledBoxes:
         return _ScaledBoxes(self.xyxy[index] / _CANVAS, self.conf[index])
 
 
+def _colour_gated(base: type) -> type:
+    """``base`` (BYTETracker or BOTSORT) whose association refuses colour-incompatible pairs. Colours
+    travel as BOT-SORT's "native" re-id features (``model='auto'``: per-detection features given to
+    ``update``), square roots of the histograms, so 1 - cosine similarity is 1 - the Bhattacharyya
+    coefficient, i.e. the squared Hellinger distance."""
+    from ultralytics.trackers.bot_sort import BOTSORT
+    from ultralytics.trackers.utils import matching
+
+    class ColourGated(BOTSORT):
+        use_botsort_distance = base is BOTSORT
+
+        def get_dists(self, tracks, detections):
+            dists = super().get_dists(tracks, detections) if self.use_botsort_distance else self._byte_dists(tracks, detections)
+            if len(tracks) and len(detections):
+                colour = matching.embedding_distance(tracks, detections)
+                known = (np.array([t.smooth_feat is not None for t in tracks])[:, None]
+                         & np.array([d.curr_feat is not None for d in detections])[None, :])
+                dists = np.where(known & (colour > self.gate ** 2), 1.0, dists)
+            return dists
+
+        def _byte_dists(self, tracks, detections):
+            dists = matching.iou_distance(tracks, detections)
+            return matching.fuse_score(dists, detections) if self.args.fuse_score else dists
+
+    return ColourGated
+
+
 def make_tracker(config: TrackingConfig, fps: float):
-    """A fresh Ultralytics tracker whose lost-track buffer is ``track_buffer_seconds`` at ``fps``."""
+    """A fresh Ultralytics tracker whose lost-track buffer is ``track_buffer_seconds`` at ``fps``, with
+    colour-gated association (see the module doc)."""
+    from detectors import use_ultralytics_offline
+
+    use_ultralytics_offline()
     from ultralytics.trackers.bot_sort import BOTSORT
     from ultralytics.trackers.byte_tracker import BYTETracker
 
@@ -55,14 +88,17 @@ def make_tracker(config: TrackingConfig, fps: float):
         match_thresh=config.match_thresh,
         fuse_score=True,
         # BOT-SORT extras. Frames are released right after detection, so there is no image for
-        # camera-motion compensation; re-identification is done by stitching instead.
+        # camera-motion compensation. Re-id features are the colour descriptors ("auto": given per
+        # detection); BOT-SORT proper also lets close colours rescue a low-overlap match.
         gmc_method="none",
         proximity_thresh=0.5,
         appearance_thresh=0.8,
-        with_reid=False,
+        with_reid=True,
         model="auto",
     )
-    return BOTSORT(args) if config.tracker == "botsort" else BYTETracker(args)
+    tracker = _colour_gated(BOTSORT if config.tracker == "botsort" else BYTETracker)(args)
+    tracker.gate = config.track_appearance_gate
+    return tracker
 
 
 def track_shot(observations: list[FrameObservations], config: TrackingConfig, fps: float) -> list[np.ndarray]:
@@ -73,7 +109,8 @@ def track_shot(observations: list[FrameObservations], config: TrackingConfig, fp
     result = []
     for frame in observations:
         ids = np.full(len(frame), -1, np.int32)
-        tracker.update(_ScaledBoxes(frame.xyxy, frame.confidence))
+        features = np.sqrt(np.clip(frame.appearance, 0.0, None)) if frame.appearance.shape[1] else None
+        tracker.update(_ScaledBoxes(frame.xyxy, frame.confidence), feats=features)
         # Every track touched this frame, including ones born here: Ultralytics reports a new track
         # only from its second frame on, which would drop the first sighting of every person.
         for track in tracker.tracked_stracks:

@@ -1,0 +1,46 @@
+"""Object identities: one tracker per camera shot and class (a cup never becomes a bottle), ids numbered
+by first appearance over the clip. Objects are not stitched across gaps or cuts: a lost object comes back
+with a new id, which at worst splits a target, never merges two."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from detectors.objects import FrameObjects
+from detectors.observation import FrameObservations
+from tracking.config import TrackingConfig
+from tracking.tracker import track_shot
+
+
+def assign_object_ids(
+    frames: list[FrameObjects], shot_ids: np.ndarray, config: TrackingConfig, fps: float, min_conf: float,
+) -> list[np.ndarray]:
+    """Per frame an (K,) int32 array of object ids (0-based, by first appearance, ties left to right),
+    -1 for detections no track claimed. Every detection the object model kept (``min_conf``, its
+    threshold) may start a track: object scores are not on the person detector's scale."""
+    config = replace(config, track_high_thresh=min_conf, new_track_thresh=min_conf,
+                     track_low_thresh=min(config.track_low_thresh, min_conf))
+    shot_ids = np.asarray(shot_ids)
+    if len(frames) != len(shot_ids):
+        raise ValueError(f"assign_object_ids: {len(frames)} frames but {len(shot_ids)} shot ids")
+    track_of = [np.full(len(f), -1, np.int64) for f in frames]
+    keys: dict[tuple[int, str, int], int] = {}  # (shot, label, tracker id) -> provisional key
+    for shot in np.unique(shot_ids):
+        positions = np.flatnonzero(shot_ids == shot)
+        labels = sorted({str(label) for p in positions for label in frames[p].label})
+        for label in labels:
+            rows = [np.flatnonzero(frames[p].label == label) for p in positions]
+            views = [FrameObservations(frames[p].xyxy[r], frames[p].confidence[r]) for p, r in zip(positions, rows)]
+            for p, r, ids in zip(positions, rows, track_shot(views, config, fps)):
+                for row, track in zip(r, ids):
+                    if track >= 0:
+                        track_of[p][row] = keys.setdefault((int(shot), label, int(track)), len(keys))
+    # number by first appearance (frame, then left edge)
+    first: dict[int, tuple[int, float]] = {}
+    for position, (frame, tracks) in enumerate(zip(frames, track_of)):
+        for row in np.argsort(frame.xyxy[:, 0], kind="stable"):
+            if tracks[row] >= 0:
+                first.setdefault(int(tracks[row]), (position, float(frame.xyxy[row, 0])))
+    number = {key: k for k, key in enumerate(sorted(first, key=first.get))}
+    return [np.array([number.get(int(t), -1) for t in tracks], np.int32) for tracks in track_of]
