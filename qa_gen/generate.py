@@ -154,7 +154,7 @@ def generate_clip_qa(events: pa.Table, tracks: pa.Table, config: QAConfig, seed:
     drops: Counter = Counter()
     if ctx is None:
         return empty_table(QA_SCHEMA), {}
-    check = ValidationContext(ctx.presence, ctx.duration, frozenset(ctx.by_id), config.time_step_seconds)
+    check = ValidationContext(ctx.presence, ctx.duration, frozenset(ctx.by_id))
 
     staged: list[tuple[dict, Candidate]] = []
     seen_ids: set[str] = set()

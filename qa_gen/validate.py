@@ -17,6 +17,7 @@ HEDGE_WORDS = ("likely", "unlikely", "suggests", "suggest", "seems", "seem", "pr
 _HEDGE = re.compile(r"\b(" + "|".join(HEDGE_WORDS) + r")\b", re.IGNORECASE)
 _SNAKE = re.compile(r"\b[a-z]+_[a-z_]+\b")  # mutual_gaze, gaze_following: internal names, not English
 _PERSON = re.compile(r"\bPerson (\d+)\b")
+_EPS_S = 1e-6  # float slack only
 _SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
 
 
@@ -27,7 +28,6 @@ class ValidationContext:
     presence: Presence
     duration: float
     event_ids: frozenset
-    time_tolerance: float = 0.5  # one sampling step of slack at the clip end
 
 
 def _texts(item: dict) -> list[str]:
@@ -78,9 +78,11 @@ def validate_item(item: dict, context: ValidationContext) -> Optional[str]:
     if len(time_range) != 2:
         return "bad_time_range"
     a, b = float(time_range[0]), float(time_range[1])
-    if not (0.0 <= a < b <= context.duration + context.time_tolerance):
+    # no slack at the clip end: a window rounded up past it ("3.0 to 3.5 s" of a 3.37 s clip) asks about
+    # video that does not exist
+    if not (0.0 <= a < b <= context.duration + _EPS_S):
         return "time_range_outside_clip"
-    if any(t > context.duration + 0.5 * context.time_tolerance for t in told_times(item.get("question", ""))):
+    if any(t > context.duration + _EPS_S for t in told_times(item.get("question", ""))):
         return "time_outside_clip"
     cited = list(item.get("source_event_ids") or [])
     if not cited or any(int(i) not in context.event_ids for i in cited):
