@@ -26,7 +26,7 @@ from detectors.keypoints import (
     person_box,
     visible,
 )
-from detectors.mediapipe_models import Face, MediaPipeModels
+from detectors.mediapipe_models import MIN_FACE_SHARE, Face, MediaPipeModels
 from detectors.person_pool import PersonPool
 from detectors.observation import LEFT_HIP, LEFT_SHOULDER, RIGHT_HIP, RIGHT_SHOULDER, FrameObservations
 from detectors.refine import PersonRefiner
@@ -154,7 +154,7 @@ class MediaPipeDetector:
     @staticmethod
     def _plausible_face(face: Face, frame: np.ndarray) -> bool:
         width = face.box[2] - face.box[0]
-        return width >= 0.015 * max(frame.shape[:2])  # tiny faces cannot carry pose, gaze or hands
+        return width >= MIN_FACE_SHARE * max(frame.shape[:2])  # tiny faces cannot carry pose, gaze or hands
 
     def _person_from_face(
         self, frame: np.ndarray, face: Face, other_faces: list[np.ndarray], models: MediaPipeModels
@@ -191,17 +191,10 @@ class MediaPipeDetector:
             box=_clip_box(box, width, height),
             confidence=face.score,
             keypoints=keypoints,
-            head=self._head_from_face(face),
+            head=face.head_box(),
             hand_boxes=hand_boxes,
             face=face,
         )
-
-    @staticmethod
-    def _head_from_face(face: Face) -> np.ndarray:
-        # The face detector's box spans brows to chin; a head box also holds the forehead and hair.
-        x1, y1, x2, y2 = face.box
-        w, h = x2 - x1, y2 - y1
-        return np.array([x1 - 0.1 * w, y1 - 0.35 * h, x2 + 0.1 * w, y2 + 0.05 * h])
 
     @staticmethod
     def _pose_belongs_to_face(keypoints: np.ndarray, face: Face) -> bool:

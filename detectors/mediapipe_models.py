@@ -20,6 +20,9 @@ N_FACE_MESH_LANDMARKS = 478
 N_HAND_LANDMARKS = 21
 
 
+MIN_FACE_SHARE = 0.015  # faces narrower than this share of the frame's longest side cannot carry gaze
+
+
 @dataclass(frozen=True)
 class Face:
     """A face found by the full-range face detector: box (x1, y1, x2, y2) pixels, score, and its six
@@ -28,6 +31,13 @@ class Face:
     box: np.ndarray
     score: float
     keypoints: np.ndarray
+
+    def head_box(self) -> np.ndarray:
+        """The head around this face (pixels): the detector's box spans brows to chin; a head box also
+        holds the forehead and hair."""
+        x1, y1, x2, y2 = self.box
+        w, h = x2 - x1, y2 - y1
+        return np.array([x1 - 0.1 * w, y1 - 0.35 * h, x2 + 0.1 * w, y2 + 0.05 * h])
 
 
 class MediaPipeModels:

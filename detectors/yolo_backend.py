@@ -8,7 +8,7 @@ import numpy as np
 
 from detectors.base import check_frames
 from detectors.keypoints import head_box
-from detectors.mediapipe_models import MediaPipeModels
+from detectors.mediapipe_models import MIN_FACE_SHARE, Face, MediaPipeModels
 from detectors.observation import FrameObservations
 from detectors.person_pool import PersonPool
 from detectors.refine import KEYPOINT_MIN_SCORE, PersonRefiner
@@ -57,11 +57,38 @@ class YoloPoseDetector:
             started = time.perf_counter()
             for frame, result in zip(batch, results):
                 observations = without_group_boxes(self.from_ultralytics(result, frame.shape[1], frame.shape[0]))
-                self.pool.map(lambda i, slot: self.refiners[slot].refine_person(frame, observations, i, None),
+                faces = self._faces(frame, observations)
+                self.pool.map(lambda i, slot: self.refiners[slot].refine_person(frame, observations, i, faces[i]),
                               range(len(observations)))
                 out.append(observations)
             self.refine_seconds += time.perf_counter() - started
         return out
+
+    def _faces(self, frame: np.ndarray, observations: FrameObservations) -> list[Face | None]:
+        """Each person's face from MediaPipe's full-range face detector (the one whose centre lies in
+        their keypoint head box, enlarged by a quarter), as the MediaPipe backend anchors people:
+        its box becomes the head box (forehead and hair included) and its score weights gaze confidence.
+        People seen from behind keep their keypoint head box and no face."""
+        if not len(observations):
+            return []
+        height, width = frame.shape[:2]
+        scale = np.array([width, height, width, height], np.float64)
+        faces = [f for f in self.pool.model_sets[0].faces(frame)
+                 if f.score >= FACE_MIN_SCORE and f.box[2] - f.box[0] >= MIN_FACE_SHARE * max(width, height)]
+        heads = observations.head_xyxy.astype(np.float64) * scale
+        margin = np.tile(0.125 * (heads[:, 2:] - heads[:, :2]), 2) * [-1, -1, 1, 1]
+        regions = heads + margin  # NaN rows (no head keypoints) never hold a face
+        chosen: list[Face | None] = [None] * len(observations)
+        for face in sorted(faces, key=lambda f: -f.score):
+            centre = (face.box[:2] + face.box[2:]) / 2
+            inside = [i for i in range(len(regions)) if chosen[i] is None
+                      and regions[i, 0] <= centre[0] <= regions[i, 2] and regions[i, 1] <= centre[1] <= regions[i, 3]]
+            if inside:
+                # the smallest region holding it: the nearest person when heads overlap
+                i = min(inside, key=lambda k: (regions[k, 2] - regions[k, 0]) * (regions[k, 3] - regions[k, 1]))
+                chosen[i] = face
+                observations.head_xyxy[i] = np.clip(face.head_box() / scale, 0.0, 1.0)
+        return chosen
 
     def _predict(self, batch: list[np.ndarray], input_size: int):
         return self.model.predict(
@@ -110,6 +137,9 @@ class YoloPoseDetector:
         )
 
 
+# a face must be this sure to re-anchor a body found without it (MediaPipe's own default threshold): the
+# ear and cheek of someone seen from behind score lower
+FACE_MIN_SCORE = 0.5
 GROUP_BOX_COVERS = 0.8  # a box holding this share of two other people's boxes is a box around both
 
 
