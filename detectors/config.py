@@ -64,6 +64,11 @@ class PointingConfig:
     # on a raised arm the middle finger counts this much against pointing (seen from the side it
     # lies along the index and reads as extended; see detectors.hands.pointing_score)
     raised_arm_middle_weight: float = 0.45
-    min_arm_extension: float = 0.6  # wrist-shoulder distance / (upper arm + forearm) for a raised arm
+    # wrist-shoulder distance / (upper arm + forearm) of a pointing arm: 0.8 = elbow opened past ~106 deg
+    # (equal segments); a right-angle bend around something held reads ~0.7
+    min_arm_extension: float = 0.8
     cone_half_angle_deg: float = 12.0
     min_arm_elevation_deg: float = 35.0  # arm (shoulder->wrist) this far from the torso axis = raised
+    # a forearm shorter than this fraction of the upper arm is an occluded elbow snapped onto the hand
+    # (hands held together in front of the chest): the arm's shape is unknown, so it is not "raised"
+    min_forearm_ratio: float = 0.35

@@ -126,10 +126,17 @@ def arm_raised(
     hip: np.ndarray | None,
     min_extension: float,
     min_elevation_deg: float,
+    min_forearm_ratio: float = 0.0,
 ) -> np.ndarray:
     """(N,) bool: the arm is straight enough (``min_extension``) and held away from the body
-    (``min_elevation_deg`` from the torso axis). Missing joints give False."""
+    (``min_elevation_deg`` from the torso axis). Missing joints give False, and so does a forearm
+    shorter than ``min_forearm_ratio`` x the upper arm: an elbow keypoint collapsed onto the wrist makes
+    any arm look straight (shoulder-wrist distance = the chain), so its shape is unknown."""
     extension = arm_extension(shoulder, elbow, wrist)
     elevation = arm_elevation_deg(shoulder, wrist, hip)
+    shoulder, elbow, wrist = (np.asarray(a, dtype=np.float64).reshape(-1, 2) for a in (shoulder, elbow, wrist))
+    forearm = np.linalg.norm(wrist - elbow, axis=-1)
+    upper_arm = np.linalg.norm(elbow - shoulder, axis=-1)
     with np.errstate(invalid="ignore"):
-        return (extension >= min_extension) & (elevation >= min_elevation_deg)
+        plausible = forearm >= min_forearm_ratio * upper_arm
+        return (extension >= min_extension) & (elevation >= min_elevation_deg) & plausible

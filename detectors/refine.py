@@ -137,6 +137,7 @@ class PersonRefiner:
                 keypoints[hip, :2] if visible(keypoints, KEYPOINT_MIN_SCORE)[hip] else None,
                 pointing_cfg.min_arm_extension,
                 pointing_cfg.min_arm_elevation_deg,
+                pointing_cfg.min_forearm_ratio,
             )[0]
             if not raised or not np.isfinite(hand_boxes[side]).all():
                 continue

@@ -171,3 +171,13 @@ def test_arm_raised_needs_a_straight_arm_away_from_the_body():
     assert raised.tolist() == [False, True, False, True]
     missing = arm_raised(shoulder[:1], elbow[:1], np.full((1, 2), np.nan), None, 0.6, 35.0)
     assert missing.tolist() == [False]
+
+
+def test_an_elbow_collapsed_onto_the_hand_is_not_a_straight_arm():
+    # hands held together in front of the chest with the elbow hidden: the pose model puts the elbow
+    # keypoint on the hands, and shoulder -> wrist then equals the chain (extension 1.0)
+    shoulder, hip = np.array([[100.0, 100.0]] * 2), np.array([[100.0, 300.0]] * 2)
+    elbow = np.array([[-5.0, 165.0], [180.0, 100.0]])
+    wrist = np.array([[-8.0, 170.0], [260.0, 100.0]])
+    assert arm_raised(shoulder, elbow, wrist, hip, 0.6, 35.0).tolist() == [True, True]  # what it read before
+    assert arm_raised(shoulder, elbow, wrist, hip, 0.6, 35.0, min_forearm_ratio=0.35).tolist() == [False, True]
