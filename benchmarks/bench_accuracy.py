@@ -25,7 +25,7 @@ from collections import Counter
 from pathlib import Path
 
 from pipeline.accuracy import RECALL_KINDS, RIGHT, UNCHECKABLE, WRONG
-from pipeline.scoring import ClipScore, score_output, totals
+from pipeline.truth_scores import ClipScore, score_output, totals
 from pipeline.truth import GroundTruth
 from tests.shared_media import find_media_dir
 

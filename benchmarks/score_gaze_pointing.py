@@ -2,7 +2,7 @@
 
     python -m benchmarks.score_gaze_pointing OUT [--media DIR] [-v]
 
-Scores with the accuracy harness (pipeline/scoring.py: head-centre matching, typed gaze targets) and
+Scores with the accuracy harness (pipeline/truth_scores.py: head-centre matching, typed gaze targets) and
 prints what the gaze and pointing work is judged on: gaze accuracy on definite rows, how many of the
 rows where the run *names* a target name the right one (precision before recall), and per sampled
 frame, "someone points" against the annotated pointing intervals (precision / recall), with the
@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pipeline.scoring import named_gaze, score_output
+from pipeline.truth_scores import named_gaze, score_output
 from pipeline.truth import GroundTruth
 from tests.shared_media import find_media_dir
 

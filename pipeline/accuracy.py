@@ -2,7 +2,7 @@
 
 Per clip: which predicted person is which annotated person (head position at the annotated instants),
 (a) per-row typed gaze-target accuracy, (b) precision of every judged event and recall of annotated
-intervals; (c), QA agreement, is pipeline/qa_truth.py, and pipeline/scoring.py puts them together for an
+intervals; (c), QA agreement, is pipeline/qa_truth.py, and pipeline/truth_scores.py puts them together for an
 output folder (benchmarks/bench_accuracy.py prints it).
 """
 from __future__ import annotations

@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow.dataset as ds
 import pytest
 
-from pipeline.scoring import named_gaze, score_output, totals
+from pipeline.truth_scores import named_gaze, score_output, totals
 from pipeline.truth import GroundTruth
 from tests.shared_media import run_socialtrace
 

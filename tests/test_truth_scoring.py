@@ -15,7 +15,7 @@ from pipeline.accuracy import (RIGHT, UNCHECKABLE, WRONG, ClipRun, Judge, head_c
 from pipeline.consistency import check_events_table, check_tables
 from pipeline.qa_truth import score_qa
 from pipeline.schema import EVENTS_SCHEMA, QA_SCHEMA, TRACKS_SCHEMA, table_from_rows
-from pipeline.scoring import score_output, totals
+from pipeline.truth_scores import score_output, totals
 from pipeline.storage import OutputStore
 from pipeline.truth import ClipTruth, GroundTruth, TruthError, TruthInterval, TruthRow
 from qa_gen.events_view import read_events
