@@ -165,6 +165,14 @@ def _as(array, dtype, shape_tail, name) -> np.ndarray:
     return out
 
 
+def _ray_rows(frame_index, origin, direction, direction_dims: int, self_id):
+    """The per-ray inputs every target association takes, as checked arrays: frame indices, (N, 2)
+    origins, (N, ``direction_dims``) directions and the ray owners' ids."""
+    return (_as(frame_index, np.int64, (), "frame_index").reshape(-1), _as(origin, np.float64, (2,), "origin"),
+            _as(direction, np.float64, (direction_dims,), "direction"),
+            _as(self_id, np.int64, (), "self_id").reshape(-1))
+
+
 def _candidates(groups):
     """Concatenate candidate groups {name: (boxes, owner, target_id, frame, type_code, priority,
     self_ok, self_priority, max_miss)} and sort them by frame so each row's candidates are one
@@ -280,12 +288,9 @@ def assign_gaze_targets(
     float32: where the ray lands on the target; for ``camera`` the origin; for ``elsewhere`` the
     origin + ``reach`` x the image-plane part of the direction (clipped to the frame); NaN for unknown.
     """
-    frame_index = _as(frame_index, np.int64, (), "frame_index").reshape(-1)
+    frame_index, origin, direction, self_id = _ray_rows(frame_index, origin, direction, 3, self_id)
     n = len(frame_index)
-    origin = _as(origin, np.float64, (2,), "origin")
-    direction = _as(direction, np.float64, (3,), "direction")
     conf = _as(conf, np.float64, (), "conf").reshape(-1)
-    self_id = _as(self_id, np.int64, (), "self_id").reshape(-1)
     _check_rows(n, origin=origin, direction=direction, conf=conf, self_id=self_id)
     objects, object_id, object_frame = _objects_or_none(objects, object_id, object_frame)
     cand = _candidates(
@@ -364,12 +369,9 @@ def assign_point_targets(
     pointing), ``target_id`` (R,) int32 and ``point`` (R, 2) float32 where the ray lands (``elsewhere``:
     where it leaves the frame; NaN when not pointing).
     """
-    frame_index = _as(frame_index, np.int64, (), "frame_index").reshape(-1)
+    frame_index, origin, direction, self_id = _ray_rows(frame_index, origin, direction, 2, self_id)
     n = len(frame_index)
-    origin = _as(origin, np.float64, (2,), "origin")
-    direction = _as(direction, np.float64, (2,), "direction")
     pointing = np.asarray(pointing, dtype=bool).reshape(-1)
-    self_id = _as(self_id, np.int64, (), "self_id").reshape(-1)
     _check_rows(n, origin=origin, direction=direction, pointing=pointing, self_id=self_id)
     objects, object_id, object_frame = _objects_or_none(objects, object_id, object_frame)
     cand = _candidates(
