@@ -47,7 +47,7 @@ def kernel_cases(arrays, config: EventConfig) -> dict[str, tuple]:
     cos_cone = float(np.cos(np.radians(config.reach_cone_half_angle_deg)))
     gap, blip = arrays.frames(config.smoothing_gap_seconds), arrays.min_frames(config.smoothing_blip_seconds)
     look_rows, look_starts, look_ends = relations.runs
-    long_enough = look_ends - look_starts + 1 >= arrays.min_frames(config.min_gaze_at_seconds)
+    long_enough = look_ends - look_starts + 1 >= arrays.min_frames(config.min_gaze_at_seconds, config.min_look_samples)
     look_rows, look_starts, look_ends = look_rows[long_enough], look_starts[long_enough], look_ends[long_enough]
     pointing = kernels.smooth_runs(arrays.pointing, arrays.segment, gap, blip)
     point_rows, point_starts, point_ends = kernels.extract_runs(pointing, arrays.segment)

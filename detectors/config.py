@@ -54,7 +54,9 @@ class GazeConfig:
     # least this far below level (hands held in front of the chest are about 40-70 degrees below the eyes)
     own_hands_min_pitch_deg: float = 40.0
     # a frame's target must be shared by at least half of that person's targets within this many
-    # seconds either side, else it is unknown (0 = off; at 2 fps no neighbour is this close)
+    # seconds either side, else it is unknown (0 = off). The window never holds less than the
+    # neighbouring samples (1.25 sampling steps): at 2 fps a target seen at one instant between two
+    # others is not evidence (benchmarks/README.md, "Issue 10, precision rules")
     target_stable_seconds: float = 0.2
 
 

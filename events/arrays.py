@@ -75,9 +75,9 @@ class TrackArrays:
         """A duration in seconds as a whole number of sampled frames (at least 0)."""
         return max(0, int(np.floor(seconds * self.fps + 1e-6)))
 
-    def min_frames(self, seconds: float) -> int:
-        """Fewest frames whose covered time (n / fps) reaches ``seconds`` (at least 1)."""
-        return max(1, int(np.ceil(seconds * self.fps - 1e-6)))
+    def min_frames(self, seconds: float, min_samples: int = 1) -> int:
+        """Fewest frames whose covered time (n / fps) reaches ``seconds``, and at least ``min_samples``."""
+        return max(1, int(min_samples), int(np.ceil(seconds * self.fps - 1e-6)))
 
 
 def _column(table: pa.Table, name: str) -> pa.Array:

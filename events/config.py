@@ -21,6 +21,10 @@ class EventConfig:
     min_mutual_gaze_seconds: float = 1.0
     mutual_gaze_merge_gap_seconds: float = 1.5
     min_joint_attention_seconds: float = 0.5
+    # a look (and shared attention) must also be seen on at least this many sampling instants: at 2 fps
+    # one instant would otherwise stand for a half-second claim (measured against the truth:
+    # benchmarks/README.md, "Issue 10, precision rules"); at 5 fps and up the seconds above decide
+    min_look_samples: int = 2
     following_min_lag_seconds: float = 0.5
     following_max_lag_seconds: float = 2.0
     # a follower who looked at the target this shortly before the leader's onset is returning, not following

@@ -69,10 +69,10 @@ def _target_fields(arrays: TrackArrays, relations: GazeRelations, k: int) -> dic
 
 
 def detect_gaze_at(arrays: TrackArrays, relations: GazeRelations, config: EventConfig) -> list[Event]:
-    """One event per stable (person, target) interval of at least min_gaze_at_seconds."""
+    """One event per stable (person, target) interval of at least min_gaze_at_seconds and min_look_samples."""
     n_people, n_targets, n_frames = relations.looking.shape
     rows, starts, ends = relations.runs
-    keep = ends - starts + 1 >= arrays.min_frames(config.min_gaze_at_seconds)
+    keep = ends - starts + 1 >= arrays.min_frames(config.min_gaze_at_seconds, config.min_look_samples)
     rows, starts, ends = rows[keep], starts[keep], ends[keep]
     people, targets = np.divmod(rows, max(n_targets, 1))
     counts, sums, size = pooled_support(relations.raw.reshape(-1, n_frames), arrays.gaze_conf, rows, people, starts, ends)
@@ -153,6 +153,13 @@ def _contact_breaks(arrays: TrackArrays, relations: GazeRelations, contact: np.n
                   holding=holding[ok])
 
 
+def _seen_elsewhere(arrays: TrackArrays, people: np.ndarray, at_partner: np.ndarray) -> np.ndarray:
+    """(pairs, F) bool: ``people`` (one per pair row) have a known gaze target other than their partner's
+    face (``at_partner`` = their raw look at it)."""
+    kind = arrays.gaze_type[people]
+    return (kind >= 0) & (kind != UNKNOWN) & ~at_partner
+
+
 def detect_eye_contact(arrays: TrackArrays, relations: GazeRelations, config: EventConfig) -> list[Event]:
     """mutual_gaze (A on B's face and B on A's face at once; gaps up to mutual_gaze_merge_gap_seconds
     merged) and gaze_aversion (one partner breaks a reported eye contact while the other keeps looking).
@@ -161,8 +168,9 @@ def detect_eye_contact(arrays: TrackArrays, relations: GazeRelations, config: Ev
     contact before it is one mutual_gaze event, the aversion starts where that event ends, and a contact
     that resumes after the averter looks back is a new event. An aversion needs the contact it breaks to
     be a reported mutual_gaze event (a break of a contact too short to report breaks nothing). Nor does
-    the merge bridge a gap in which one of the pair makes eye contact with a third person: a person is in
-    one eye contact at a time."""
+    the merge bridge a gap in which one of the pair makes eye contact with a third person (a person is in
+    one eye contact at a time) or is seen looking at anything but the partner's face: the merge bridges
+    frames whose gaze is unknown, never contrary evidence."""
     first_person, second_person, ij, ji = _face_look_rows(arrays, relations)
     if not len(ij):
         return []
@@ -180,6 +188,10 @@ def detect_eye_contact(arrays: TrackArrays, relations: GazeRelations, config: Ev
     np.add.at(contacts_of, first_person, contact)
     np.add.at(contacts_of, second_person, contact)
     barrier |= (contacts_of[first_person] - contact > 0) | (contacts_of[second_person] - contact > 0)
+    # nor a gap in which one of them is seen looking at something else (a known target that is not the
+    # partner's face): only frames whose gaze is unknown may be bridged
+    raw = relations.raw.reshape(-1, arrays.n_frames)
+    barrier |= _seen_elsewhere(arrays, first_person, raw[ij]) | _seen_elsewhere(arrays, second_person, raw[ji])
     gap_rows, gap_starts, gap_ends = kernels.extract_runs(merged & ~contact, segment)
     blocked, _ = kernels.interval_support(barrier, np.zeros((1, arrays.n_frames)), gap_rows,
                                           np.zeros(len(gap_rows), np.int64), gap_starts, gap_ends)
@@ -265,7 +277,7 @@ def detect_joint_attention(arrays: TrackArrays, relations: GazeRelations, config
     in_scene = np.nonzero(np.isin(relations.target_kind, SCENE_TARGET_CODES))[0]
     if not len(in_scene):
         return []
-    min_len = arrays.min_frames(config.min_joint_attention_seconds)
+    min_len = arrays.min_frames(config.min_joint_attention_seconds, config.min_look_samples)
     # frames where two or more look (each person's looks are already smoothed): not bridged again, so the
     # shared focus never covers a frame where a member's one gaze target is something else
     shared = relations.looking[:, in_scene].sum(axis=0) >= 2
@@ -354,7 +366,7 @@ def gaze_onsets(arrays: TrackArrays, relations: GazeRelations, config: EventConf
         & (arrays.segment[before] == arrays.segment[starts])
         & arrays.present[person, before]
         & (arrays.gaze_type[person, before] != UNKNOWN)
-        & (ends - starts + 1 >= arrays.min_frames(config.min_gaze_at_seconds))
+        & (ends - starts + 1 >= arrays.min_frames(config.min_gaze_at_seconds, config.min_look_samples))
     )
     order = np.lexsort((person[ok], starts[ok], target[ok]))
     return Onsets(target=target[ok][order], frame=starts[ok][order], person=person[ok][order], end=ends[ok][order])

@@ -20,8 +20,8 @@ ALL_TYPES = GAZE_EVENT_TYPES + GESTURE_EVENT_TYPES + CROSS_EVENT_TYPES
 CONFIG = EventConfig()
 
 
-def detect(scenario: Scenario, fps: float) -> pa.Table:
-    return detect_events(scenario.tracks(fps), CONFIG, scenario.objects(fps))
+def detect(scenario: Scenario, fps: float, config: EventConfig = CONFIG) -> pa.Table:
+    return detect_events(scenario.tracks(fps), config, scenario.objects(fps))
 
 
 def conversation() -> Scenario:
@@ -373,7 +373,8 @@ def _of_type(events: pa.Table, *types: str) -> list[dict]:
 
 def test_one_gaze_target_per_person_and_frame():
     looks = [(r["start_time"], r["end_time"], json.loads(r["details"])["target_id"])
-             for r in _of_type(detect(flicker_between_targets(), 10.0), "gaze_at") if r["initiator_id"] == 0]
+             for r in _of_type(detect(flicker_between_targets(), 10.0), "gaze_at")
+             if r["initiator_id"] == 0]
     assert [target for _, _, target in sorted(looks)] == [1, 2, 1]
     (s0, e0, _), (s1, e1, _), (s2, e2, _) = sorted(looks)
     assert e0 <= s1 < e1 <= s2 and e1 - s1 == pytest.approx(0.5)
@@ -492,15 +493,35 @@ def test_retired_event_settings_of_older_runs_are_ignored():
 
 
 def test_an_event_cut_short_by_the_clip_end_is_dropped():
-    """At 2 fps one frame meets min_gaze_at_seconds (0.5 s); a look seen only on the last frame of a clip
-    that ends 0.3 s after it was seen for 0.3 s: no gaze_at. The same look with the full step stays."""
+    """With min_look_samples 1, at 2 fps one frame meets min_gaze_at_seconds (0.5 s); a look seen only on
+    the last frame of a clip that ends 0.3 s after it was seen for 0.3 s: no gaze_at. The same look with
+    the full step stays."""
     sc = Scenario(duration=9.0, seed=23, transition=0.01)
     a, b = sc.add_person(0.3), sc.add_person(0.7)
     sc.look(a, ("person", b), 2.9, 3.4)  # seen on the sample at 3.0 s only
     sc.look(a, ("person", b), 8.4, 9.0)  # seen on the last sample, 8.5 s, only
     tracks = sc.tracks(2.0)
-    def looks(duration):
-        return [(r["start_time"], r["end_time"]) for r in _of_type(detect_events(tracks, CONFIG, clip_duration=duration), "gaze_at")
+    one_sample = EventConfig(min_look_samples=1)
+    def looks(duration, config=one_sample):
+        return [(r["start_time"], r["end_time"]) for r in _of_type(detect_events(tracks, config, clip_duration=duration), "gaze_at")
                 if r["initiator_id"] == a and r["target_person_id"] == b]
     assert looks(9.0) == [(3.0, 3.5), (8.5, 9.0)]
     assert looks(8.8) == [(3.0, 3.5)]
+    # at the defaults a look must hold for two samples at 2 fps: one sampling instant is no evidence
+    assert looks(9.0, CONFIG) == []
+
+
+def test_a_look_needs_two_samples_at_two_fps():
+    """Defaults: a look seen on one 2 fps sample is not reported (it would claim 0.5 s from one instant);
+    seen on two consecutive samples it is, as is shared attention held on two samples."""
+    sc = Scenario(duration=6.0, seed=5, transition=0.01)
+    a, b, c = sc.add_person(0.2), sc.add_person(0.5), sc.add_person(0.8)
+    sc.look(a, ("person", b), 0.9, 1.4)  # the sample at 1.0 s only
+    sc.look(a, ("person", c), 2.9, 3.9)  # samples 3.0 and 3.5
+    sc.look(b, ("person", c), 2.9, 3.9)
+    events = detect_events(sc.tracks(2.0), CONFIG, clip_duration=6.0)
+    looks = {(r["initiator_id"], r["target_person_id"], r["start_time"], r["end_time"]) for r in _of_type(events, "gaze_at")}
+    assert (a, b, 1.0, 1.5) not in looks and not any(l[:2] == (a, b) for l in looks)
+    assert (a, c, 3.0, 4.0) in looks and (b, c, 3.0, 4.0) in looks
+    shared = [(r["start_time"], r["end_time"]) for r in _of_type(events, "joint_attention")]
+    assert shared == [(3.0, 4.0)]

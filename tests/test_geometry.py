@@ -181,6 +181,21 @@ def test_unstable_targets_become_unknown():
     assert new_code.tolist() == code.tolist()
 
 
+def test_the_stability_window_always_reaches_the_neighbouring_samples():
+    from pipeline.perception import stability_window
+
+    at_2fps = np.arange(8) * 0.5005  # 2 fps sampled from a 29.97 fps video
+    assert stability_window(at_2fps, 0.2) == pytest.approx(1.25 * 0.5005)
+    assert stability_window(np.arange(30) * 0.1, 0.2) == pytest.approx(0.2)  # 10 fps: the setting
+    assert stability_window(np.zeros(3), 0.2) == 0.2  # one instant: nothing to widen to
+    # at 2 fps a lone target between two others (A B A, A A B) becomes unknown; a held one stays
+    person, shot = np.zeros(8, int), np.zeros(8, int)
+    code = np.full(8, GAZE_PERSON)
+    target = np.array([1, 2, 1, 1, 1, 1, 2, 2])
+    _, kept = stable_targets(at_2fps, person, shot, code, target, stability_window(at_2fps, 0.2))
+    assert kept.tolist() == [1, -1, 1, 1, 1, 1, 2, 2]
+
+
 def test_into_the_lens_is_camera_and_low_confidence_is_unknown():
     code, target, point = _gaze(_unit3(0.05, 0.05, -1.0))
     assert (code[0], target[0]) == (GAZE_CAMERA, -1)

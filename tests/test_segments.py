@@ -60,8 +60,10 @@ def test_segment_plans_cover_the_video_on_the_sampling_grid(duration, fps, max_c
     if not 2 / fps <= overlap < max_clip / 2:
         return
     specs = plan_segments("v", "v.mp4", duration, _config(fps, max_clip, overlap))
-    if duration <= max_clip:
+    if duration <= max_clip or len(specs) == 1:
+        # whole: no longer than the limit, or over it by less than a sampling step (its instants fit one)
         assert len(specs) == 1 and specs[0].end_s is None
+        assert duration <= max_clip or math.ceil(duration * fps - 1e-6) <= math.floor(max_clip * fps + 1e-9)
         return
     on_grid = lambda seconds: abs(seconds * fps - round(seconds * fps)) < 1e-6  # noqa: E731
     bounds = [s.keep_from_s for s in specs]
