@@ -401,6 +401,15 @@ def assign_point_targets(
     return type_code, target_id, landing.astype(np.float32)
 
 
+def stability_window(times: np.ndarray, target_stable_seconds: float) -> float:
+    """Half-window of the stability vote (:func:`stable_targets`): ``target_stable_seconds``, widened to
+    1.25 sampling steps (the median spacing of ``times``) so that it always reaches the neighbouring
+    samples."""
+    steps = np.diff(np.unique(np.asarray(times, np.float64)))
+    step = float(np.median(steps)) if len(steps) else 0.0
+    return max(float(target_stable_seconds), 1.25 * step)
+
+
 def stable_targets(
     times: np.ndarray,
     person: np.ndarray,

@@ -198,14 +198,6 @@ class FrameTargets:
     point_id: list[Optional[int]]
 
 
-def stability_window(times: np.ndarray, target_stable_seconds: float) -> float:
-    """Half-window of the gaze-target stability vote: ``target_stable_seconds``, widened to 1.25 sampling
-    steps (the median spacing of ``times``) so that it always reaches the neighbouring samples."""
-    steps = np.diff(np.unique(np.asarray(times, np.float64)))
-    step = float(np.median(steps)) if len(steps) else 0.0
-    return max(float(target_stable_seconds), 1.25 * step)
-
-
 def associate_targets(
     people: list[FrameObservations], aspect: float, config: Config,
     times: Optional[np.ndarray] = None, shot_ids: Optional[np.ndarray] = None, *,
@@ -214,8 +206,9 @@ def associate_targets(
     """Per-frame gaze and pointing targets of every person, over the whole clip at once
     (events.geometry's Numba association). ``aspect`` = displayed frame width / height; with the
     frames' ``times`` and ``shot_ids``, gaze targets that do not hold over neighbouring frames
-    become unknown (``gaze.target_stable_seconds``, at least the neighbouring samples: stability_window); ``objects`` = (per-frame objects, their object
-    ids) when an object detector ran (ids < 0 are ignored)."""
+    become unknown (``gaze.target_stable_seconds``, widened to reach the neighbouring samples:
+    ``geometry.stability_window``); ``objects`` = (per-frame objects, their object ids) when an object
+    detector ran (ids < 0 are ignored)."""
     from events import geometry
 
     counts = [len(frame) for frame in people]
@@ -251,7 +244,7 @@ def associate_targets(
     if times is not None and shot_ids is not None and gaze.target_stable_seconds > 0:
         gaze_code, gaze_id = geometry.stable_targets(
             np.asarray(times)[frame_index], person, np.asarray(shot_ids)[frame_index], gaze_code, gaze_id,
-            stability_window(np.asarray(times), gaze.target_stable_seconds),
+            geometry.stability_window(np.asarray(times), gaze.target_stable_seconds),
         )
         gaze_point = np.where((gaze_code == geometry.GAZE_UNKNOWN)[:, None], np.nan, gaze_point).astype(np.float32)
     pointing = np.isfinite(merged.point_dir).all(axis=1) & (merged.point_conf > 0)

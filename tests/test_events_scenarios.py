@@ -20,8 +20,8 @@ ALL_TYPES = GAZE_EVENT_TYPES + GESTURE_EVENT_TYPES + CROSS_EVENT_TYPES
 CONFIG = EventConfig()
 
 
-def detect(scenario: Scenario, fps: float, config: EventConfig = CONFIG) -> pa.Table:
-    return detect_events(scenario.tracks(fps), config, scenario.objects(fps))
+def detect(scenario: Scenario, fps: float) -> pa.Table:
+    return detect_events(scenario.tracks(fps), CONFIG, scenario.objects(fps))
 
 
 def conversation() -> Scenario:
@@ -373,8 +373,7 @@ def _of_type(events: pa.Table, *types: str) -> list[dict]:
 
 def test_one_gaze_target_per_person_and_frame():
     looks = [(r["start_time"], r["end_time"], json.loads(r["details"])["target_id"])
-             for r in _of_type(detect(flicker_between_targets(), 10.0), "gaze_at")
-             if r["initiator_id"] == 0]
+             for r in _of_type(detect(flicker_between_targets(), 10.0), "gaze_at") if r["initiator_id"] == 0]
     assert [target for _, _, target in sorted(looks)] == [1, 2, 1]
     (s0, e0, _), (s1, e1, _), (s2, e2, _) = sorted(looks)
     assert e0 <= s1 < e1 <= s2 and e1 - s1 == pytest.approx(0.5)

@@ -19,6 +19,7 @@ from events.geometry import (
     assign_point_targets,
     camera_sight_lines,
     project_directions,
+    stability_window,
     stable_targets,
     target_type_names,
 )
@@ -182,8 +183,6 @@ def test_unstable_targets_become_unknown():
 
 
 def test_the_stability_window_always_reaches_the_neighbouring_samples():
-    from pipeline.perception import stability_window
-
     at_2fps = np.arange(8) * 0.5005  # 2 fps sampled from a 29.97 fps video
     assert stability_window(at_2fps, 0.2) == pytest.approx(1.25 * 0.5005)
     assert stability_window(np.arange(30) * 0.1, 0.2) == pytest.approx(0.2)  # 10 fps: the setting
