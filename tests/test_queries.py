@@ -104,6 +104,9 @@ def test_doc_python_matches_sql(known):
     per_category = {(r["category"], r["difficulty"]): r["count_all"] for r in namespace["qa_per_category"].to_pylist()}
     assert per_category == {("T1", "easy"): 2, ("T4", "medium"): 3, ("T4", "hard"): 1}
     assert namespace["qa"].num_rows == 6 and "reasoning_trace" in namespace["qa"].column_names
+    frame = namespace["qa_frame"]
+    assert len(frame) == 6 and namespace["qa_frame_per_video"].sum() == 6
+    assert set(frame["video_id"]) == set(namespace["qa"]["video_id"])  # the Hugging Face load, the last block
 
 
 @pytest.mark.slow
@@ -132,4 +135,4 @@ def test_doc_queries_agree_with_inspect_on_a_real_run(tmp_path_factory, media_di
             [(p["person_id"], p["frames"], p["screen_time_s"]) for p in people]
     namespace = run_python(out)
     assert namespace["long_eye_contact"].num_rows == expected
-    assert namespace["qa"].num_rows == summary["qa_total"]
+    assert namespace["qa"].num_rows == summary["qa_total"] == len(namespace["qa_frame"])
