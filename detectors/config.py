@@ -53,6 +53,10 @@ class GazeConfig:
     # one's own hands are a gaze target only when the ray passes through them and the gaze points at
     # least this far below level (hands held in front of the chest are about 40-70 degrees below the eyes)
     own_hands_min_pitch_deg: float = 40.0
+    # another person's hand whose centre lies within this many head sizes of their head box counts as
+    # that person (a ray on a hand raised beside a face cannot tell the two apart: tvhid_highfive_0018's
+    # B watched A's face and read "A's hands"); own hands there are no target; negative = off
+    hands_at_face_margin: float = 0.5
     # a frame's target must be shared by at least half of that person's targets within this many
     # seconds either side, else it is unknown (0 = off). The window never holds less than the
     # neighbouring samples (1.25 sampling steps): at 2 fps a target seen at one instant between two

@@ -10,7 +10,7 @@ from events import kernels
 from events.arrays import GAZE_TARGET_TYPES, TrackArrays
 from events.records import Event, round_many, span, spans
 from events.support import interval_confidence, pooled_support, support_confidence
-from events.targets import CAMERA, OBJECT, PERSON, SCENE_TARGET_CODES, TARGET_CODES, UNKNOWN, target_columns
+from events.targets import CAMERA, HANDS, OBJECT, PERSON, SCENE_TARGET_CODES, TARGET_CODES, UNKNOWN, target_columns
 from events.config import EventConfig
 
 
@@ -80,7 +80,12 @@ def detect_gaze_at(arrays: TrackArrays, relations: GazeRelations, config: EventC
     confidence = support_confidence(counts, sums, size)
     details = [_target_details(relations, k) for k in range(n_targets)]
     fields = [_target_fields(arrays, relations, k) for k in range(n_targets)]
-    t0s, t1s = spans(arrays, starts, ends)
+    # the look ends when the looker or the person looked at (face or hands) leaves
+    everyone = arrays.person_ids[None, :]
+    looked_at = np.isin(relations.target_kind[targets], (PERSON, HANDS)) & (relations.target_id[targets] >= 0)
+    involved = (np.arange(arrays.n_people)[None, :] == people[:, None]) | (
+        looked_at[:, None] & (everyone == relations.target_id[targets][:, None]))
+    t0s, t1s = spans(arrays, starts, ends, involved)
     pids = arrays.person_ids[people].tolist()
     events = []
     for n, (k, s, e) in enumerate(zip(targets.tolist(), starts.tolist(), ends.tolist())):
@@ -227,7 +232,9 @@ def _mutual_gaze_events(arrays: TrackArrays, relations: GazeRelations, merged: n
     first = np.where(onset_i < onset_j, arrays.person_ids[first_person[rows]], arrays.person_ids[second_person[rows]])
     firsts = [f if k else None for f, k in zip(first.tolist(), known.tolist())]
     ids_i, ids_j = arrays.person_ids[first_person[rows]].tolist(), arrays.person_ids[second_person[rows]].tolist()
-    t0s, t1s = spans(arrays, starts, ends)
+    everyone = np.arange(arrays.n_people)[None, :]
+    pair = (everyone == first_person[rows][:, None]) | (everyone == second_person[rows][:, None])
+    t0s, t1s = spans(arrays, starts, ends, pair)
     events = []
     for n, (s, e) in enumerate(zip(starts.tolist(), ends.tolist())):
         events.append(Event(
@@ -299,7 +306,7 @@ def detect_joint_attention(arrays: TrackArrays, relations: GazeRelations, config
         starts[event], ends[event], event, len(targets),
     )
     confidence = support_confidence(counts, sums, size)
-    t0s, t1s = spans(arrays, starts, ends)
+    t0s, t1s = spans(arrays, starts, ends, group)
     events = []
     for n, (k, s, e) in enumerate(zip(targets.tolist(), starts.tolist(), ends.tolist())):
         details = _target_details(relations, k)

@@ -262,6 +262,7 @@ def assign_gaze_targets(
     reach: float = 0.25,
     max_miss: float = np.inf,
     own_hands_min_pitch_deg: float = -90.0,
+    hands_at_face_margin: float = -1.0,
     use_numba: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Gaze target of every (frame, person) row.
@@ -282,6 +283,10 @@ def assign_gaze_targets(
     half-diagonals of its box (and inside the angular cone); the row's own hands only when the ray
     passes through them and the gaze points at least ``own_hands_min_pitch_deg`` below level (one's
     hands are well below one's eyes: a level gaze crossing them in the image looks past them).
+    Hands raised beside their owner's face (centre inside the head box widened by
+    ``hands_at_face_margin`` head sizes on every side; negative = off) are that person, not their
+    hands: a ray landing there cannot tell the face from the hand (a high five, a hand at the chin),
+    and "looks at Person N" is true either way. One's own hands at one's face are no target at all.
 
     Returns ``type_code`` (R,) int8 indexing ``pipeline.schema.GAZE_TARGET_TYPES``, ``target_id`` (R,)
     int32 (person id for person/hands, object id for object, -1 otherwise) and ``gaze_point`` (R, 2)
@@ -293,13 +298,19 @@ def assign_gaze_targets(
     conf = _as(conf, np.float64, (), "conf").reshape(-1)
     _check_rows(n, origin=origin, direction=direction, conf=conf, self_id=self_id)
     objects, object_id, object_frame = _objects_or_none(objects, object_id, object_frame)
+    hands, hand_owner, hand_frame = (_as(hands, np.float64, (4,), "hands"), np.asarray(hand_owner).reshape(-1),
+                                     np.asarray(hand_frame).reshape(-1))
+    at_face = hands_at_face(hands, hand_owner, hand_frame, heads, head_owner, head_frame, hands_at_face_margin)
     cand = _candidates(
         {
             # a face the ray passes through wins over hands it also passes through: people look at
             # faces behind raised hands (a high five) far more often than at hands held before a face
             "heads": (heads, head_owner, head_owner, head_frame, GAZE_PERSON, 0, False, 0, max_miss),
+            "hands at a face": (hands[at_face], hand_owner[at_face], hand_owner[at_face], hand_frame[at_face],
+                                GAZE_PERSON, 0, False, 0, max_miss),
             # own hands lie on the way to most things one looks at below: others' targets go first
-            "hands": (hands, hand_owner, hand_owner, hand_frame, GAZE_HANDS, 1, True, 2, max_miss),
+            "hands": (hands[~at_face], hand_owner[~at_face], hand_owner[~at_face], hand_frame[~at_face], GAZE_HANDS,
+                      1, True, 2, max_miss),
             "objects": (objects, _no_owner(object_id), object_id, object_frame, GAZE_OBJECT, 1, True, 1, max_miss),
         }
     )
@@ -399,6 +410,28 @@ def assign_point_targets(
     type_code[missed] = POINT_ELSEWHERE
     landing[missed] = _frame_exit(origin[missed], unit[missed], aspect)
     return type_code, target_id, landing.astype(np.float32)
+
+
+def hands_at_face(hands, hand_owner, hand_frame, heads, head_owner, head_frame, margin: float) -> np.ndarray:
+    """(K,) bool: which hand boxes have their centre inside their owner's head box (same frame) widened
+    by ``margin`` x the head's width and height on every side; all False when ``margin`` < 0. NaN boxes
+    are never at a face."""
+    hands = _as(hands, np.float64, (4,), "hands")
+    heads = _as(heads, np.float64, (4,), "heads")
+    out = np.zeros(len(hands), bool)
+    if margin < 0 or len(hands) == 0 or len(heads) == 0:
+        return out
+    head_of = {(int(f), int(o)): k for k, (f, o) in enumerate(zip(np.asarray(head_frame).reshape(-1),
+                                                                    np.asarray(head_owner).reshape(-1)))}
+    for k, (f, o) in enumerate(zip(np.asarray(hand_frame).reshape(-1), np.asarray(hand_owner).reshape(-1))):
+        h = head_of.get((int(f), int(o)))
+        if h is None:
+            continue
+        x1, y1, x2, y2 = heads[h]
+        mx, my = margin * (x2 - x1), margin * (y2 - y1)
+        cx, cy = (hands[k, 0] + hands[k, 2]) / 2, (hands[k, 1] + hands[k, 3]) / 2
+        out[k] = bool(x1 - mx <= cx <= x2 + mx and y1 - my <= cy <= y2 + my)  # NaN compares False
+    return out
 
 
 def stability_window(times: np.ndarray, target_stable_seconds: float) -> float:

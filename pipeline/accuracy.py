@@ -337,6 +337,22 @@ class Judge:
         nearest = min(abs(t - mid) for t in inside)
         return [t for t in inside if abs(t - mid) <= nearest + 1e-6]
 
+    def window_instants(self, a: float, b: float) -> list[float]:
+        """Every annotated instant of [a, b], ends included: what a person checking a claim over that
+        window reads when its inner instants (``checked_instants``) are all unsure."""
+        return self.truth.instants(a - 1e-6, b + 1e-6)
+
+    def _rows(self, a: float, b: float, decide: Callable[[float], int], what: str) -> Verdict:
+        """A claim over [a, b] judged instant by instant: ``decide(t)`` is +1 (supports), -1 (contradicts)
+        or 0 (undecided). The inner instants decide; when none of them does, the window's ends do (a
+        checker reads the whole asked window before calling an item uncheckable)."""
+        for instants in (self.checked_instants(a, b), self.window_instants(a, b)):
+            votes = [decide(t) for t in instants]
+            support, contra = votes.count(1), votes.count(-1)
+            if support + contra:
+                break
+        return self._share(support, contra, what)
+
     def gaze(self, label: str, t: float) -> Optional[str]:
         return self.truth.gaze_at(label, t)
 
@@ -359,16 +375,11 @@ class Judge:
             return v
         if target is None or target == "location":
             return Verdict(UNCHECKABLE, "no nameable target")
-        support = contra = 0
-        for t in self.checked_instants(a, b):
+        def decide(t: float) -> int:
             g = self.gaze(label, t)
-            if g == UNSURE:
-                continue
-            if g == target:
-                support += 1
-            else:
-                contra += 1  # looks elsewhere, or not in view
-        return self._share(support, contra, f"{label} looks at {target}")
+            return 0 if g == UNSURE else 1 if g == target else -1  # -1: looks elsewhere, or not in view
+
+        return self._rows(a, b, decide, f"{label} looks at {target}")
 
     def mutual_claim(self, l1: Optional[str], l2: Optional[str], a: float, b: float,
                      use_intervals: bool = True) -> Verdict:
@@ -378,16 +389,13 @@ class Judge:
             return Verdict(WRONG, "eye contact of a person with themself")
         if use_intervals and (v := self._annotated("mutual_gaze", {l1, l2}, a, b)) is not None:
             return v
-        support = contra = 0
-        for t in self.checked_instants(a, b):
+        def decide(t: float) -> int:
             g1, g2 = self.gaze(l1, t), self.gaze(l2, t)
-            off1 = g1 != UNSURE and g1 != f"person:{l2}"
-            off2 = g2 != UNSURE and g2 != f"person:{l1}"
-            if off1 or off2:
-                contra += 1
-            elif g1 != UNSURE and g2 != UNSURE:
-                support += 1
-        return self._share(support, contra, f"{l1} and {l2} look at each other")
+            if (g1 != UNSURE and g1 != f"person:{l2}") or (g2 != UNSURE and g2 != f"person:{l1}"):
+                return -1
+            return 1 if g1 != UNSURE and g2 != UNSURE else 0
+
+        return self._rows(a, b, decide, f"{l1} and {l2} look at each other")
 
     def mutual_some(self, l1: Optional[str], l2: Optional[str], a: float, b: float) -> Verdict:
         """Eye contact at some moment of [a, b] (not throughout): an annotated interval overlapping it, or
@@ -418,19 +426,16 @@ class Judge:
             return Verdict(WRONG, "shared attention needs two different people")
         if target in NOT_SHARED:
             return Verdict(WRONG, f"{target} is not something in the scene to share attention on")
-        support = contra = 0
-        for t in self.checked_instants(a, b):
+        def decide(t: float) -> int:
             gazes = [self.gaze(lab, t) for lab in labels]
             known = [g for g in gazes if g != UNSURE]
             if target in (None, "location"):
                 bad = any(g is None or target_kind(g) in NOT_SHARED for g in known) or len(set(known)) > 1
             else:
                 bad = any(g != target for g in known)
-            if bad:
-                contra += 1
-            elif len(known) == len(gazes):
-                support += 1
-        rows = self._share(support, contra, f"{'+'.join(labels)} all look at {target or 'one thing'}")
+            return -1 if bad else 1 if len(known) == len(gazes) else 0
+
+        rows = self._rows(a, b, decide, f"{'+'.join(labels)} all look at {target or 'one thing'}")
         interval = self._annotated("joint_attention", set(labels), a, b)
         if interval is not None and (interval.status == WRONG or rows.status != WRONG):
             return interval

@@ -240,6 +240,7 @@ def associate_targets(
         reach=gaze.point_reach,
         max_miss=gaze.target_max_miss,
         own_hands_min_pitch_deg=gaze.own_hands_min_pitch_deg,
+        hands_at_face_margin=gaze.hands_at_face_margin,
     )
     if times is not None and shot_ids is not None and gaze.target_stable_seconds > 0:
         gaze_code, gaze_id = geometry.stable_targets(

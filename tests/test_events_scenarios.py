@@ -209,6 +209,23 @@ def test_events_never_span_a_cut_or_an_absence():
     assert not missed and not unexpected
 
 
+@pytest.mark.parametrize("fps", [2.0, 10.0])
+def test_events_end_halfway_to_the_sample_where_a_partner_is_gone(fps):
+    """tvhid_highfive_0018: B walks out between two 2 fps samples; eye contact, and A's look at him, end
+    halfway between B's last sample and the first without him, not a whole step after it."""
+    sc = Scenario(duration=6.0, seed=11)
+    a, b = sc.add_person(0.3), sc.add_person(0.7)
+    sc.look(a, ("person", b), 0.0, 6.0)
+    sc.look(b, ("person", a), 0.0, 6.0)
+    sc.absent(b, 4.0, 6.0)
+    rows = detect(sc, fps).to_pylist()
+    step = 1.0 / fps
+    last_seen = max(t for t in np.arange(0.0, 6.0, step) if t < 4.0 - 1e-9)
+    for kind in ("mutual_gaze", "gaze_at"):
+        ends = [r["end_time"] for r in rows if r["event_type"] == kind and b in r["persons_involved"] + [r["target_person_id"]]]
+        assert ends and max(ends) == pytest.approx(last_seen + step / 2), (kind, ends)
+
+
 def test_identical_output_every_run_and_sorted_ids():
     sc = objects_and_arms()
     tracks, objects = sc.tracks(10.0), sc.objects(10.0)

@@ -18,6 +18,7 @@ from events.geometry import (
     assign_gaze_targets,
     assign_point_targets,
     camera_sight_lines,
+    hands_at_face,
     project_directions,
     stability_window,
     stable_targets,
@@ -308,3 +309,41 @@ def test_bad_input_raises():
         assign_gaze_targets([0], [[0.3, 0.2]], [[1, 0]], [1], [0], heads, head_owner, [0, 0], hands, hand_owner, [0, 0])
     with pytest.raises(ValueError, match="heads"):
         assign_gaze_targets([0], [[0.3, 0.2]], [[1, 0, 0]], [1], [0], heads, head_owner, [0], hands, hand_owner, [0, 0])
+
+
+def test_a_hand_raised_beside_a_face_is_that_person():
+    """tvhid_highfive_0018: B watched A's face while A's hand was up beside it, and the ray read "A's
+    hands". A hand at a face is the person; one at chest height stays hands; one's own hand at one's own
+    face is no target."""
+    heads = np.array([[0.25, 0.10, 0.35, 0.30], [0.60, 0.10, 0.70, 0.30]])
+    hands = np.array([[0.34, 0.24, 0.40, 0.34],   # A's hand beside A's chin
+                      [0.30, 0.55, 0.36, 0.62]])  # A's other hand, low
+    kw = dict(aspect=ASPECT, hands_at_face_margin=0.5, own_hands_min_pitch_deg=-90.0)
+
+    def gaze(origin, target, self_id, depth=0.0):
+        return assign_gaze_targets([0], [origin], [_toward(origin, target, depth=depth)], [0.9], [self_id], heads,
+                                   [0, 1], [0, 0], hands, [0, 0], [0, 0], **kw)
+
+    code, target, point = gaze((0.65, 0.15), (0.37, 0.33), self_id=1)  # passes below A's head box
+    assert (code[0], target[0]) == (GAZE_PERSON, 0)
+    assert hands[0, 0] <= point[0, 0] <= hands[0, 2]  # the ray lands on the raised hand
+    code, target, _ = gaze((0.65, 0.20), (0.33, 0.585), self_id=1, depth=0.3)
+    assert (code[0], target[0]) == (GAZE_HANDS, 0)
+    # A's own ray through his raised hand: neither "his hands" nor himself
+    code, target, _ = gaze((0.30, 0.20), (0.37, 0.30), self_id=0, depth=0.3)
+    assert code[0] == GAZE_ELSEWHERE and target[0] == -1
+    # the rule off: the raised hand is hands again
+    kw["hands_at_face_margin"] = -1.0
+    code, target, _ = gaze((0.65, 0.15), (0.37, 0.33), self_id=1)
+    assert (code[0], target[0]) == (GAZE_HANDS, 0)
+
+
+def test_hands_at_face_matches_each_hand_to_its_owners_head_in_its_frame():
+    heads = np.array([[0.2, 0.2, 0.3, 0.4], [0.2, 0.2, 0.3, 0.4]])
+    hands = np.array([[0.3, 0.3, 0.34, 0.34],        # owner 0, frame 0: just right of the head, inside 0.5 x
+                      [0.3, 0.3, 0.34, 0.34],        # owner 1, frame 0: owner 1 has no head in frame 0
+                      [0.5, 0.3, 0.54, 0.34],        # owner 0, frame 1: 2 head widths away
+                      [np.nan, np.nan, np.nan, np.nan]])
+    got = hands_at_face(hands, [0, 1, 0, 0], [0, 0, 1, 1], heads, [0, 0], [0, 1], 0.5)
+    assert got.tolist() == [True, False, False, False]
+    assert not hands_at_face(hands, [0, 1, 0, 0], [0, 0, 1, 1], heads, [0, 0], [0, 1], -1.0).any()

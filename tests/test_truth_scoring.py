@@ -322,6 +322,17 @@ def test_long_event_over_a_short_interval_is_wrong(toy_truth):
     assert judge.gaze_at_claim(None, "camera", 0.0, 1.0).status == UNCHECKABLE  # unmatched person
 
 
+def test_a_window_whose_inner_instants_are_unsure_is_judged_at_its_ends(toy_truth):
+    """A checker reads the whole asked window before calling an item uncheckable: B is unsure at 0.5 s,
+    the middle of 0.5-1.0 s, and looks at his hands at 1.0 s."""
+    judge = Judge(toy_truth, match_persons(toy_truth, toy_run()))
+    assert judge.gaze_at_claim("B", "hands:B", 0.5, 1.0).status == RIGHT
+    assert judge.gaze_at_claim("B", "person:A", 0.5, 1.0).status == WRONG
+    assert judge.mutual_claim("A", "B", 0.5, 1.0, use_intervals=False).status == WRONG  # B on his hands at 1.0
+    # inner instants that decide are not overruled by the ends: A looks at B at 0.5-1.0, not at 1.5
+    assert judge.gaze_at_claim("A", "person:B", 0.0, 1.5).status == RIGHT
+
+
 # --- (c) QA ------------------------------------------------------------------------------------
 
 def test_qa_agreement_known_answer(toy_truth):
