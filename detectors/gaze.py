@@ -124,6 +124,7 @@ def iris_offsets(
 def gaze_from_face_mesh(
     mesh_px: np.ndarray, image_size: tuple[int, int], face_score: float, iris_weight: float,
     head_pitch_bias_deg: float = 0.0, head_pose: str = "pnp", eye_open_level: float = EYE_OPEN_LEVEL,
+    eye_cue_pixels: tuple[float, float] = (0.0, 0.0),
 ) -> GazeEstimate | None:
     """Gaze from 478 face-mesh landmarks (with iris) in frame pixels: head pose by solvePnP against the
     canonical face, turned by ``iris_weight`` x the eye-in-head angle the iris offset implies (less as
@@ -132,7 +133,8 @@ def gaze_from_face_mesh(
     nose and chin sit differently from most real faces); the direction is turned up by that much.
     ``head_pose``: "pnp" (the canonical face by solvePnP; iris and lids measured in the image) or "mesh"
     (the mesh's own 3D landmarks, detectors.face_pose; iris and lids measured on the face, with
-    ``eye_open_level`` as a level look's lid opening).
+    ``eye_open_level`` as a level look's lid opening; the eye cues fade from none at an eye width (the
+    wider eye, image pixels) of ``eye_cue_pixels[0]`` to full at ``eye_cue_pixels[1]``; (0, 0) = always full).
     Origin = midpoint of the two eyes. Confidence = face score x fit quality of the head model (the
     canonical face's reprojection error, also with "mesh")."""
     mesh_px = np.asarray(mesh_px, dtype=np.float64)
@@ -150,6 +152,13 @@ def gaze_from_face_mesh(
             return None
         rotation, face_axes = from_mesh
         yaw_offset, pitch_offset = iris_offsets(mesh_px, face_axes, eye_open_level)
+        # eyes a few pixels wide cannot show the lids or the iris: their cues fade out with the width
+        # of the wider eye in the image (a 1-pixel landmark error is a large part of the lid range there)
+        low, full = eye_cue_pixels
+        if full > low:
+            widths = [np.linalg.norm(mesh_px[e["corners"][1], :2] - mesh_px[e["corners"][0], :2]) for e in EYES]
+            visible = float(np.clip((max(widths) - low) / (full - low), 0.0, 1.0))
+            yaw_offset, pitch_offset = yaw_offset * visible, pitch_offset * visible
     else:
         yaw_offset, pitch_offset = iris_offsets(mesh_px)
     # a lowering lid covers the iris and drags its landmark around: trust the iris offset less the

@@ -116,7 +116,8 @@ class PersonRefiner:
         score = face.score if face is not None else FACE_SCORE_WITHOUT_DETECTION
         g = self.gaze
         return gaze_from_face_mesh(
-            mesh, (width, height), score, g.iris_weight, g.head_pitch_bias_deg, g.head_pose, g.eye_open_level
+            mesh, (width, height), score, g.iris_weight, g.head_pitch_bias_deg, g.head_pose, g.eye_open_level,
+            (g.eye_cue_min_pixels, g.eye_cue_full_pixels),
         )
 
     # --- hands and pointing -------------------------------------------------------------------

@@ -130,3 +130,16 @@ def test_gaze_with_level_eyes_follows_the_head(yaw, pitch):
 def test_head_pose_must_be_known():
     with pytest.raises(ValueError, match="head_pose"):
         gaze_from_face_mesh(_mesh(np.eye(3)), IMAGE, 0.9, 1.0, head_pose="model")
+
+
+def test_eye_cues_fade_on_eyes_a_few_pixels_wide():
+    """Lowered lids turn the gaze down on a face large enough to show them, not on one whose eyes are a
+    few pixels wide (there a landmark's error spans the whole lid range)."""
+    def gaze(scale):
+        mesh = _mesh(_turn(-30, 0), scale=scale, opening=0.08)
+        return gaze_from_face_mesh(mesh, IMAGE, 0.9, 1.0, head_pose="mesh", eye_open_level=LEVEL_OPENING,
+                                   eye_cue_pixels=(8.0, 10.0)).direction
+    eye_px = lambda scale: EYE_WIDTH * scale * np.cos(np.radians(30))  # the wider eye's image width
+    assert eye_px(0.25) < 8.0 < 10.0 < eye_px(0.8)
+    assert _angle(gaze(0.25), _direction(-30, 0)) < 1.0  # the head direction alone
+    assert gaze(0.8)[1] > np.sin(np.radians(30))  # lids down: well below level
