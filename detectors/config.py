@@ -43,6 +43,24 @@ class GazeConfig:
     # with the lid cue steep looks read shallow: no constant helped on the shared truth, see
     # benchmarks/README.md; 0 = no correction)
     head_pitch_bias_deg: float = 0.0
+    # head orientation: "mesh" = the face mesh's own 3D landmarks (detectors/face_pose.py), with iris
+    # and lid cues measured on the face, not the image; "pnp" = solvePnP against a generic face (the
+    # old path: it read level looks 0-28 deg low and over-read yaw toward the lens in 3/4 views).
+    # Gaze rows right at 2 fps 27 -> 34 of 56, at 10 fps 30 -> 36 (benchmarks/README.md, "Head pose
+    # from the face mesh's own landmarks")
+    head_pose: str = "mesh"
+    # lid opening (lid distance / eye width, measured on the face) of a level look, for head_pose
+    # "mesh": level looks on the truth clips read 0.2-0.4 on the face. 0.27 / 0.30 / 0.33 all give 34
+    # of 56 rows at 2 fps (0.36, the image-measured value "pnp" keeps, 31); 0.30 and 0.33 add a wrong
+    # "looks at A's hands" event (tvhid_highfive_0005's laughing B, whose narrowed lids read as looking down)
+    eye_open_level: float = 0.27
+    # with head_pose "mesh", the iris and lid cues fade from none at this eye width (the wider eye, in
+    # pixels of the processed frame) to full at the next: at 8 pixels the whole lid range from level to
+    # closed is 1.5 pixels, one landmark's error. tvhid_handshake_0001's dark B (eyes 6.7-7.9 px) then
+    # reads his look at A from the head alone: 2 -> 6 of 7 rows at 2 fps (fading from 7 instead kept
+    # 3 of 7; from 8 to 11 cost atd_kitchen's A, eyes 10-12 px, 4 rows). Fitted on that one person.
+    eye_cue_min_pixels: float = 8.0
+    eye_cue_full_pixels: float = 10.0
     smooth_seconds: float = 0.1  # measured directions are averaged over this half-window (0 = off)
     interpolate_max_seconds: float = 0.3  # gaps up to this are interpolated (GRASP: 3 frames at 10 fps)
     carry_max_seconds: float = 1.0  # gaps up to this carry the last gaze with decaying confidence

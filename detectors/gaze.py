@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from detectors.face_pose import mesh_head_rotation
 from detectors.observation import LEFT_EAR, LEFT_EYE, LEFT_SHOULDER, NOSE, RIGHT_EAR, RIGHT_EYE, RIGHT_SHOULDER
 
 # A canonical 3D face (the widely used generic head model, units ~0.1 mm) in camera axes for a face
@@ -87,13 +88,23 @@ def head_rotation(mesh_px: np.ndarray, image_size: tuple[int, int]) -> tuple[np.
     return rotation, error
 
 
-def iris_offsets(mesh_px: np.ndarray) -> tuple[float, float]:
+def iris_offsets(
+    mesh_px: np.ndarray, face_axes: np.ndarray | None = None, open_level: float = EYE_OPEN_LEVEL
+) -> tuple[float, float]:
     """Eye-in-head direction cues averaged over both eyes: (horizontal iris offset in [-1, 1], positive
-    toward the image right of the face; downward look in [-EYE_UP_LIMIT, 1] from how far the lids have closed)."""
+    toward the image right of the face; downward look in [-EYE_UP_LIMIT, 1] from how far the lids have closed).
+
+    Without ``face_axes`` the cues are measured in the image (2D: a turned or tilted head foreshortens
+    the eye width and the lid opening). With ``face_axes`` (3x3, columns = the face's axes in the mesh's
+    x, y, z coordinates, detectors.face_pose.face_axes) they are measured on the face itself, from the
+    mesh's 3D landmarks. ``open_level`` = the lid opening (over eye width) of a level look."""
+    points = np.asarray(mesh_px, dtype=np.float64)
+    if face_axes is not None:
+        points = points[:, :3] @ face_axes  # face coordinates: x across, y down the face
     horizontal, vertical = [], []
     for eye in EYES:
-        left, right = mesh_px[eye["corners"][0], :2], mesh_px[eye["corners"][1], :2]
-        iris = mesh_px[eye["iris"], :2]
+        left, right = points[eye["corners"][0], :2], points[eye["corners"][1], :2]
+        iris = points[eye["iris"], :2]
         axis = right - left
         width = float(np.linalg.norm(axis))
         if width <= 1e-6:
@@ -102,9 +113,9 @@ def iris_offsets(mesh_px: np.ndarray) -> tuple[float, float]:
         normal = np.array([-axis_unit[1], axis_unit[0]])  # image "down" for an upright face
         along = float(np.dot(iris - left, axis_unit)) / width
         horizontal.append(np.clip((along - 0.5) * 2.0, -1.0, 1.0))
-        opening = abs(float(np.dot(mesh_px[eye["lids"][1], :2] - mesh_px[eye["lids"][0], :2], normal))) / width
+        opening = abs(float(np.dot(points[eye["lids"][1], :2] - points[eye["lids"][0], :2], normal))) / width
         # wide-open lids mean looking up, but lids open less far up than they close down
-        vertical.append(np.clip((EYE_OPEN_LEVEL - opening) / (EYE_OPEN_LEVEL - EYE_OPEN_DOWN), -EYE_UP_LIMIT, 1.0))
+        vertical.append(np.clip((open_level - opening) / (open_level - EYE_OPEN_DOWN), -EYE_UP_LIMIT, 1.0))
     if not horizontal:
         return 0.0, 0.0
     return float(np.mean(horizontal)), float(np.mean(vertical))
@@ -112,22 +123,44 @@ def iris_offsets(mesh_px: np.ndarray) -> tuple[float, float]:
 
 def gaze_from_face_mesh(
     mesh_px: np.ndarray, image_size: tuple[int, int], face_score: float, iris_weight: float,
-    head_pitch_bias_deg: float = 0.0,
+    head_pitch_bias_deg: float = 0.0, head_pose: str = "pnp", eye_open_level: float = EYE_OPEN_LEVEL,
+    eye_cue_pixels: tuple[float, float] = (0.0, 0.0),
 ) -> GazeEstimate | None:
     """Gaze from 478 face-mesh landmarks (with iris) in frame pixels: head pose by solvePnP against the
     canonical face, turned by ``iris_weight`` x the eye-in-head angle the iris offset implies (less as
     the lids close: they hide the iris) and down by the lid cue.
     ``head_pitch_bias_deg`` is how far below the true head direction the generic face model reads (its
     nose and chin sit differently from most real faces); the direction is turned up by that much.
-    Origin = midpoint of the two eyes. Confidence = face score x fit quality of the head model."""
+    ``head_pose``: "pnp" (the canonical face by solvePnP; iris and lids measured in the image) or "mesh"
+    (the mesh's own 3D landmarks, detectors.face_pose; iris and lids measured on the face, with
+    ``eye_open_level`` as a level look's lid opening; the eye cues fade from none at an eye width (the
+    wider eye, image pixels) of ``eye_cue_pixels[0]`` to full at ``eye_cue_pixels[1]``; (0, 0) = always full).
+    Origin = midpoint of the two eyes. Confidence = face score x fit quality of the head model (the
+    canonical face's reprojection error, also with "mesh")."""
     mesh_px = np.asarray(mesh_px, dtype=np.float64)
     if mesh_px.shape[0] < N_MESH_WITH_IRIS:
         raise ValueError(f"face mesh needs {N_MESH_WITH_IRIS} landmarks (refine_landmarks=True), got {mesh_px.shape[0]}")
+    if head_pose not in ("pnp", "mesh"):
+        raise ValueError(f"head_pose must be 'pnp' or 'mesh', got {head_pose!r}")
     solved = head_rotation(mesh_px, image_size)
     if solved is None:
         return None
     rotation, error = solved
-    yaw_offset, pitch_offset = iris_offsets(mesh_px)
+    if head_pose == "mesh":
+        from_mesh = mesh_head_rotation(mesh_px, image_size)
+        if from_mesh is None:
+            return None
+        rotation, face_axes = from_mesh
+        yaw_offset, pitch_offset = iris_offsets(mesh_px, face_axes, eye_open_level)
+        # eyes a few pixels wide cannot show the lids or the iris: their cues fade out with the width
+        # of the wider eye in the image (a 1-pixel landmark error is a large part of the lid range there)
+        low, full = eye_cue_pixels
+        if full > low:
+            widths = [np.linalg.norm(mesh_px[e["corners"][1], :2] - mesh_px[e["corners"][0], :2]) for e in EYES]
+            visible = float(np.clip((max(widths) - low) / (full - low), 0.0, 1.0))
+            yaw_offset, pitch_offset = yaw_offset * visible, pitch_offset * visible
+    else:
+        yaw_offset, pitch_offset = iris_offsets(mesh_px)
     # a lowering lid covers the iris and drags its landmark around: trust the iris offset less the
     # further the lids have closed (looking down), not at all when they are nearly shut
     iris_trust = iris_weight * (1.0 - float(np.clip(pitch_offset, 0.0, 1.0)))

@@ -114,7 +114,11 @@ class PersonRefiner:
         if not (head[0] <= mesh_centre[0] <= head[2] and head[1] <= mesh_centre[1] <= head[3]):
             return None
         score = face.score if face is not None else FACE_SCORE_WITHOUT_DETECTION
-        return gaze_from_face_mesh(mesh, (width, height), score, self.gaze.iris_weight, self.gaze.head_pitch_bias_deg)
+        g = self.gaze
+        return gaze_from_face_mesh(
+            mesh, (width, height), score, g.iris_weight, g.head_pitch_bias_deg, g.head_pose, g.eye_open_level,
+            (g.eye_cue_min_pixels, g.eye_cue_full_pixels),
+        )
 
     # --- hands and pointing -------------------------------------------------------------------
 

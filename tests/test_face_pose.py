@@ -1,0 +1,145 @@
+"""Known answers for the head pose read off the face mesh's own 3D landmarks (detectors/face_pose.py) and
+the eye cues measured on the face: a synthetic face turned by a known yaw / pitch, seen in its crop the
+way MediaPipe reports it (x, y pixels, z depth on the same scale), must give that direction back."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from detectors.face_pose import face_axes, mesh_head_rotation, sight_rotation
+from detectors.gaze import gaze_from_face_mesh, iris_offsets
+
+IMAGE = (960, 540)
+EYE_WIDTH = 30.0
+LEVEL_OPENING = 0.27
+
+
+def _face(opening: float = LEVEL_OPENING) -> np.ndarray:
+    """(478, 3) synthetic landmarks in face axes (x across to the image right of a frontal face, y down,
+    z into the head; units ~ mm), only the ids the gaze code reads placed, the rest at the face centre."""
+    points = np.tile([0.0, 0.0, 40.0], (478, 1))
+    half = opening * EYE_WIDTH / 2
+    placed = {
+        1: (0, 10, -25),  # nose tip
+        10: (0, -90, 28), 152: (0, 85, 28),  # forehead top, chin (same depth: the face's own "down")
+        33: (-45, -35, 20), 133: (-15, -35, 20), 362: (15, -35, 20), 263: (45, -35, 20),  # eye corners
+        159: (-30, -35 - half, 17), 145: (-30, -35 + half, 17),  # right eye's upper / lower lid
+        386: (30, -35 - half, 17), 374: (30, -35 + half, 17),
+        468: (-30, -35, 15), 473: (30, -35, 15),  # iris centres (looking straight out of the face)
+        234: (-70, -10, 60), 454: (70, -10, 60),  # cheek edges
+        61: (-25, 40, 20), 291: (25, 40, 20),  # mouth corners
+    }
+    for i, p in placed.items():
+        points[i] = p
+    return points
+
+
+def _turn(yaw_deg: float, pitch_deg: float) -> np.ndarray:
+    """Rotation of a face that looks along -z: yaw turns it toward the image right (+x), pitch down (+y)."""
+    yaw, pitch = np.radians(yaw_deg), np.radians(pitch_deg)
+    # pitch about x (forward -z tips toward +y), then yaw about y (forward tips toward +x)
+    rx = np.array([[1, 0, 0], [0, np.cos(pitch), -np.sin(pitch)], [0, np.sin(pitch), np.cos(pitch)]])
+    ry = np.array([[np.cos(yaw), 0, -np.sin(yaw)], [0, 1, 0], [np.sin(yaw), 0, np.cos(yaw)]])
+    return ry @ rx
+
+
+def _direction(yaw_deg: float, pitch_deg: float) -> np.ndarray:
+    yaw, pitch = np.radians(yaw_deg), np.radians(pitch_deg)
+    return np.array([np.sin(yaw) * np.cos(pitch), np.sin(pitch), -np.cos(yaw) * np.cos(pitch)])
+
+
+def _mesh(rotation: np.ndarray, centre_px=(480.0, 270.0), scale: float = 0.8, opening: float = LEVEL_OPENING) -> np.ndarray:
+    """The face as its crop shows it: rotated, scaled to pixels (z too), placed at ``centre_px``."""
+    points = _face(opening) @ rotation.T * scale
+    points[:, 0] += centre_px[0]
+    points[:, 1] += centre_px[1]
+    return points
+
+
+def _angle(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.degrees(np.arccos(np.clip(a @ b / np.linalg.norm(a) / np.linalg.norm(b), -1, 1))))
+
+
+def test_turning_direction_helpers_agree():
+    for yaw, pitch in ((0, 0), (40, 0), (0, 30), (-60, 20)):
+        assert _angle(_turn(yaw, pitch) @ [0, 0, -1.0], _direction(yaw, pitch)) < 1e-6
+
+
+@pytest.mark.parametrize("yaw, pitch", [(0, 0), (30, 0), (-50, 0), (0, 25), (0, -15), (-45, 30), (60, 15), (-70, -10)])
+def test_known_yaw_and_pitch_come_back_at_the_image_centre(yaw, pitch):
+    # eyes midway between the outer corners lie on the optical axis only for a frontal face; put the
+    # face so that they do, where the line of sight is the optical axis
+    rotation = _turn(yaw, pitch)
+    mesh = _mesh(rotation)
+    eyes = mesh[[33, 263], :2].mean(axis=0)
+    mesh[:, :2] += np.array([480.0, 270.0]) - eyes
+    head, axes = mesh_head_rotation(mesh, IMAGE)
+    assert _angle(head @ [0, 0, -1.0], _direction(yaw, pitch)) < 0.5
+    assert np.allclose(axes, rotation, atol=1e-6)
+
+
+def test_a_frontal_face_off_centre_looks_into_the_lens():
+    # a face that looks straight out of its crop at the image's top-right looks along its line of sight
+    # back to the lens: down and to the left in the camera frame
+    mesh = _mesh(np.eye(3), centre_px=(900.0, 60.0))
+    head, _ = mesh_head_rotation(mesh, IMAGE)
+    eyes = mesh[[33, 263], :2].mean(axis=0)
+    focal = max(IMAGE)
+    toward_lens = -np.array([(eyes[0] - 480) / focal, (eyes[1] - 270) / focal, 1.0])
+    assert _angle(head @ [0, 0, -1.0], toward_lens) < 0.5
+
+
+def test_sight_rotation_is_a_rotation_onto_the_line_of_sight():
+    r = sight_rotation(np.array([100.0, 500.0]), IMAGE)
+    assert np.allclose(r @ r.T, np.eye(3), atol=1e-9) and np.isclose(np.linalg.det(r), 1.0)
+    sight = np.array([(100 - 480) / 960, (500 - 270) / 960, 1.0])
+    assert _angle(r @ [0, 0, 1.0], sight) < 1e-6
+    assert np.allclose(sight_rotation(np.array([480.0, 270.0]), IMAGE), np.eye(3))
+
+
+def test_degenerate_landmarks_give_no_pose():
+    assert face_axes(np.zeros((478, 3))) is None
+    assert mesh_head_rotation(np.zeros((478, 3)), IMAGE) is None
+
+
+@pytest.mark.parametrize("yaw", [0, 35, -50])
+def test_lid_cue_on_the_face_ignores_the_head_turn(yaw):
+    """A level look reads level however far the head is turned (in the image a 3/4 view foreshortens the
+    eye width and the far eye's opening reads wider); eyes half closed read as looking down."""
+    for opening, expected in ((LEVEL_OPENING, 0.0), ((LEVEL_OPENING + 0.08) / 2, 0.5)):
+        rotation = _turn(yaw, 0)
+        mesh = _mesh(rotation, opening=opening)
+        horizontal, down = iris_offsets(mesh, face_axes(mesh), LEVEL_OPENING)
+        assert abs(horizontal) < 1e-6 and down == pytest.approx(expected, abs=1e-6)
+
+
+@pytest.mark.parametrize("yaw, pitch", [(0, 0), (-45, 10), (40, -5)])
+def test_gaze_with_level_eyes_follows_the_head(yaw, pitch):
+    mesh = _mesh(_turn(yaw, pitch))
+    eyes = mesh[[33, 263], :2].mean(axis=0)
+    mesh[:, :2] += np.array([480.0, 270.0]) - eyes
+    estimate = gaze_from_face_mesh(mesh, IMAGE, 0.9, 1.0, head_pose="mesh", eye_open_level=LEVEL_OPENING)
+    assert estimate is not None and _angle(estimate.direction, _direction(yaw, pitch)) < 0.5
+    # lowered lids turn the gaze down from the head direction, not sideways
+    lowered = _mesh(_turn(yaw, pitch), opening=0.08)
+    lowered[:, :2] += np.array([480.0, 270.0]) - eyes
+    down = gaze_from_face_mesh(lowered, IMAGE, 0.9, 1.0, head_pose="mesh", eye_open_level=LEVEL_OPENING)
+    assert down is not None and down.direction[1] > estimate.direction[1] + 0.3
+
+
+def test_head_pose_must_be_known():
+    with pytest.raises(ValueError, match="head_pose"):
+        gaze_from_face_mesh(_mesh(np.eye(3)), IMAGE, 0.9, 1.0, head_pose="model")
+
+
+def test_eye_cues_fade_on_eyes_a_few_pixels_wide():
+    """Lowered lids turn the gaze down on a face large enough to show them, not on one whose eyes are a
+    few pixels wide (there a landmark's error spans the whole lid range)."""
+    def gaze(scale):
+        mesh = _mesh(_turn(-30, 0), scale=scale, opening=0.08)
+        return gaze_from_face_mesh(mesh, IMAGE, 0.9, 1.0, head_pose="mesh", eye_open_level=LEVEL_OPENING,
+                                   eye_cue_pixels=(8.0, 10.0)).direction
+    eye_px = lambda scale: EYE_WIDTH * scale * np.cos(np.radians(30))  # the wider eye's image width
+    assert eye_px(0.25) < 8.0 < 10.0 < eye_px(0.8)
+    assert _angle(gaze(0.25), _direction(-30, 0)) < 1.0  # the head direction alone
+    assert gaze(0.8)[1] > np.sin(np.radians(30))  # lids down: well below level
