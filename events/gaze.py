@@ -10,7 +10,8 @@ from events import kernels
 from events.arrays import GAZE_TARGET_TYPES, TrackArrays
 from events.records import Event, round_many, span, spans
 from events.support import interval_confidence, pooled_support, support_confidence
-from events.targets import CAMERA, HANDS, OBJECT, PERSON, SCENE_TARGET_CODES, TARGET_CODES, UNKNOWN, target_columns
+from events.targets import (CAMERA, ELSEWHERE, HANDS, OBJECT, PERSON, SCENE_TARGET_CODES, TARGET_CODES, UNKNOWN,
+                            target_columns)
 from events.config import EventConfig
 
 
@@ -47,11 +48,17 @@ def gaze_relations(arrays: TrackArrays, config: EventConfig) -> GazeRelations:
     raw = kernels.target_occupancy(target_index, len(unique_keys))
     n_people, n_targets, n_frames = raw.shape
     # smoothing works on each person's one target per frame, so a bridged gap never gives a frame a second
-    # target: a gap is bridged only over frames with no target (blinks, misses, flickers dropped as blips)
+    # target: a gap is bridged only over frames with no target (blinks, misses, flickers dropped as blips).
+    # A frame whose ray hits nothing ("elsewhere") is seen looking away: it takes part in the smoothing as
+    # a label of its own, so only a blip of it is bridged (atd_kitchen at 2 fps: A's looks into the camera
+    # at 0.5 s and 1.5 s were joined over his look down at 1.0 s into one look at the camera)
+    away = n_targets
+    labels = np.where((kind == ELSEWHERE) & arrays.present & (target_index < 0), away, target_index)
     smoothed = kernels.smooth_labels(
-        target_index, arrays.segment, arrays.frames(config.smoothing_gap_seconds),
+        labels, arrays.segment, arrays.frames(config.smoothing_gap_seconds),
         arrays.min_frames(config.smoothing_blip_seconds),
     )
+    smoothed[smoothed == away] = -1
     looking = kernels.target_occupancy(smoothed, n_targets)
     runs = kernels.extract_runs(looking.reshape(n_people * n_targets, n_frames), arrays.segment)
     return GazeRelations(target_kind=target_kind, target_id=target_id, raw=raw, looking=looking, runs=runs)

@@ -451,12 +451,17 @@ def stable_targets(
     target_id: np.ndarray,
     half_window_s: float,
     unknown_code: int = GAZE_UNKNOWN,
+    direction: np.ndarray | None = None,
+    min_turn_deg: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per-frame targets that hold over neighbouring frames: a row keeps its target only when at least
     half of the same person's rows (same shot) within ``half_window_s`` seconds either side that have
     any target agree with it; otherwise it becomes ``unknown_code`` (a target that flickers between
-    two people while the head hardly moves is not evidence of either). Rows without a target
-    (``unknown_code``) neither vote nor change. Returns new (type_code, target_id) arrays."""
+    two people while the head hardly moves is not evidence of either). With ``direction`` (R, 3) and
+    ``min_turn_deg`` > 0, a row whose gaze is turned at least that far from every disagreeing
+    neighbour's keeps its target: the head moved, so it is a new look (at 2 fps a 0.8 s look into the
+    camera is one sample between two others). Rows without a target (``unknown_code``) neither vote
+    nor change. Returns new (type_code, target_id) arrays."""
     times = np.asarray(times, np.float64).reshape(-1)
     person = np.asarray(person, np.int64).reshape(-1)
     shot = np.asarray(shot, np.int64).reshape(-1)
@@ -467,6 +472,13 @@ def stable_targets(
     if half_window_s <= 0 or len(times) == 0:
         return out_type, out_id
     voting = type_code != unknown_code
+    turn_cos = unit = has_direction = None
+    if direction is not None and min_turn_deg > 0:
+        unit = np.nan_to_num(np.asarray(direction, np.float64).reshape(len(times), -1))
+        norm = np.linalg.norm(unit, axis=1)
+        has_direction = norm > 1e-9
+        unit = unit / np.maximum(norm, 1e-9)[:, None]
+        turn_cos = float(np.cos(np.radians(min_turn_deg)))
     order = np.lexsort((times, shot, person))
     key = np.stack([person[order], shot[order]], axis=1)
     breaks = np.flatnonzero((np.diff(key, axis=0) != 0).any(axis=1)) + 1
@@ -477,9 +489,15 @@ def stable_targets(
         hi = np.searchsorted(t, t + half_window_s + 1e-9, side="right")
         for k, r in enumerate(rows):
             window = rows[lo[k] : hi[k]]
-            agree = np.count_nonzero((type_code[window] == type_code[r]) & (target_id[window] == target_id[r]))
-            if 2 * agree < len(window):
-                out_type[r], out_id[r] = unknown_code, -1
+            same = (type_code[window] == type_code[r]) & (target_id[window] == target_id[r])
+            if 2 * np.count_nonzero(same) >= len(window):
+                continue
+            if turn_cos is not None and has_direction[window].all():
+                # a gaze turned away from every disagreeing neighbour's is a new look, not a flicker of
+                # one head pose between two targets
+                if np.all(unit[window[~same]] @ unit[r] <= turn_cos):
+                    continue
+            out_type[r], out_id[r] = unknown_code, -1
     return out_type, out_id
 
 

@@ -246,6 +246,7 @@ def associate_targets(
         gaze_code, gaze_id = geometry.stable_targets(
             np.asarray(times)[frame_index], person, np.asarray(shot_ids)[frame_index], gaze_code, gaze_id,
             geometry.stability_window(np.asarray(times), gaze.target_stable_seconds),
+            direction=merged.gaze_dir, min_turn_deg=gaze.target_turn_keep_deg,
         )
         gaze_point = np.where((gaze_code == geometry.GAZE_UNKNOWN)[:, None], np.nan, gaze_point).astype(np.float32)
     pointing = np.isfinite(merged.point_dir).all(axis=1) & (merged.point_conf > 0)

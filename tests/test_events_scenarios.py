@@ -226,6 +226,24 @@ def test_events_end_halfway_to_the_sample_where_a_partner_is_gone(fps):
         assert ends and max(ends) == pytest.approx(last_seen + step / 2), (kind, ends)
 
 
+def test_a_look_is_not_bridged_over_a_look_away():
+    """atd_kitchen at 2 fps: A talks into the camera at 0.5 s and 1.5 s and looks down (a ray that hits
+    nothing) at 1.0 s; that is two looks at the camera, not one from 0.5 to 2.0 s. A 0.1 s look away at
+    10 fps is a blip and is bridged."""
+    def camera_looks(away_start, away_end, fps):
+        sc = Scenario(duration=3.0, seed=12)
+        a, _ = sc.add_person(0.3), sc.add_person(0.7)
+        sc.look(a, "camera", 0.0, away_start)
+        sc.look(a, ("point", (0.3, 0.95)), away_start, away_end)
+        sc.look(a, "camera", away_end, 3.0)
+        return sorted((r["start_time"], r["end_time"]) for r in detect(sc, fps).to_pylist()
+                      if r["event_type"] == "gaze_at" and r["target_label"] == "camera")
+
+    looks = camera_looks(0.9, 1.4, 2.0)
+    assert len(looks) == 2 and looks[0][1] <= 1.0 + 1e-9 and looks[1][0] >= 1.5 - 1e-9, looks
+    assert camera_looks(1.0, 1.05, 10.0) == [(0.0, 3.0)]
+
+
 def test_identical_output_every_run_and_sorted_ids():
     sc = objects_and_arms()
     tracks, objects = sc.tracks(10.0), sc.objects(10.0)

@@ -347,3 +347,25 @@ def test_hands_at_face_matches_each_hand_to_its_owners_head_in_its_frame():
     got = hands_at_face(hands, [0, 1, 0, 0], [0, 0, 1, 1], heads, [0, 0], [0, 1], 0.5)
     assert got.tolist() == [True, False, False, False]
     assert not hands_at_face(hands, [0, 1, 0, 0], [0, 0, 1, 1], heads, [0, 0], [0, 1], -1.0).any()
+
+
+def test_a_lone_target_with_a_real_head_turn_is_kept():
+    """At 2 fps a 0.8 s look into the camera is one sample between two others: kept when the gaze turned
+    (>= min_turn_deg from every disagreeing neighbour), unknown when the head barely moved (a flicker)."""
+    t = np.arange(3) * 0.5
+    person, shot = np.zeros(3, int), np.zeros(3, int)
+    code = np.array([GAZE_HANDS, GAZE_CAMERA, GAZE_HANDS])
+    target = np.array([1, -1, 1])
+    down, at_lens = _unit3(0.3, 0.8, 0.4), _unit3(0.1, 0.0, -1.0)
+    slightly = _unit3(0.3, 0.7, 0.4)
+    window = stability_window(t, 0.2)
+    kept, _ = stable_targets(t, person, shot, code, target, window, direction=[down, at_lens, down], min_turn_deg=20.0)
+    assert kept.tolist() == code.tolist()
+    flicker, _ = stable_targets(t, person, shot, code, target, window, direction=[down, slightly, down], min_turn_deg=20.0)
+    assert flicker[1] == GAZE_UNKNOWN
+    # the rule off, or a neighbour without a direction: the vote alone decides
+    off, _ = stable_targets(t, person, shot, code, target, window, direction=[down, at_lens, down], min_turn_deg=0.0)
+    assert off[1] == GAZE_UNKNOWN
+    nan = np.full(3, np.nan)
+    blind, _ = stable_targets(t, person, shot, code, target, window, direction=[nan, at_lens, down], min_turn_deg=20.0)
+    assert blind[1] == GAZE_UNKNOWN
