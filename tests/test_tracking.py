@@ -55,10 +55,10 @@ def _render(t: float, people: list[Person], rng: np.random.Generator):
     return image, boxes, names
 
 
-def _scene(people: list[Person], duration: float, cut_at: Optional[float] = None, seed: int = 0):
+def _scene(people: list[Person], duration: float, cut_at: Optional[float] = None, seed: int = 0, fps: float = FPS):
     """Observations, times, shot ids and the true name of every row."""
     rng = np.random.default_rng(seed)
-    times = np.round(np.arange(0, duration, 1 / FPS), 6)
+    times = np.round(np.arange(0, duration, 1 / fps), 6)
     observations, truth = [], []
     for t in times:
         image, boxes, names = _render(t, people, rng)
@@ -209,6 +209,24 @@ def test_ids_are_zero_based_by_first_appearance_and_short_tracks_dropped() -> No
     result = assign_person_ids(observations, times, shots, CONFIG.tracking, FPS)
     ids = _identities(result, observations, truth)
     assert ids == {"left": {0}, "right": {1}, "late": {2}}
+
+
+def test_small_walker_at_2_fps_is_one_person_a_lone_detection_none() -> None:
+    """At 2 fps a small walker's boxes never overlap from one sampled frame to the next (0.06 per step,
+    1.5 box widths): the tracker gives one-frame tracklets, stitched by colour and motion into one person
+    followed for the gaps between them. A detection seen once is still no person."""
+    fps = 2.0
+    people = [
+        Person("small", "red", _walk(0.1, 0.12, y=0.3), size=(0.04, 0.15)),
+        Person("big", "blue", _still(0.7), size=(0.3, 0.9)),
+        Person("blip", "yellow", _still(0.4, y=0.3, visible=lambda t: t == 1.0), size=(0.04, 0.15)),
+    ]
+    observations, times, shots, truth = _scene(people, 3.0, fps=fps)
+    ids_per_frame = track_shot(observations, CONFIG.tracking, fps)
+    small_rows = [ids[names.index("small")] for ids, names in zip(ids_per_frame, truth)]
+    assert len(set(small_rows)) == len(small_rows)  # a new tracklet on every frame
+    result = assign_person_ids(observations, times, shots, CONFIG.tracking, fps)
+    assert _identities(result, observations, truth) == {"small": {0}, "big": {1}}
 
 
 def test_low_sampling_rate_uses_track_buffer_in_seconds() -> None:

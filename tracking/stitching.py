@@ -201,7 +201,8 @@ def build_tracklets(
                 # the tracker follows boxes, not people: cut where the colours say someone else took over
                 descriptors = np.stack([_clean_appearance(observations[p], r) for p, r in part_rows])
                 for piece in np.split(np.arange(len(part_rows)), appearance_breaks(descriptors, config.track_split_appearance)):
-                    tracklets.append(_make_tracklet(int(shot), [part_rows[k] for k in piece], observations, times))
+                    tracklets.append(_make_tracklet(int(shot), [part_rows[k] for k in piece], observations, times,
+                                                    descriptors[piece]))
     return tracklets
 
 
@@ -240,12 +241,28 @@ def appearance_breaks(descriptors: np.ndarray, max_distance: float) -> list[int]
 
 
 def _make_tracklet(
-    shot: int, rows: list[tuple[int, int]], observations: list[FrameObservations], times: np.ndarray
+    shot: int, rows: list[tuple[int, int]], observations: list[FrameObservations], times: np.ndarray,
+    descriptors: np.ndarray,
 ) -> Tracklet:
     frames = np.array([p for p, _ in rows])
     boxes = np.stack([observations[p].xyxy[r] for p, r in rows])
     appearance = np.sum([observations[p].appearance[r] for p, r in rows], axis=0)
+    if not descriptors.any():
+        # every sighting overlapped by another box (a small person behind a large one): its colours
+        # are mostly the other person's, so it has none of its own (stitching goes by motion alone)
+        appearance = np.zeros_like(appearance)
     return Tracklet(shot, frames, times[frames].astype(np.float64), boxes, appearance, rows)
+
+
+def followed_seconds(group: list[Tracklet], config: TrackingConfig) -> float:
+    """How long a person was followed: the summed spans of their tracklets plus the gaps stitching
+    bridged that the tracker itself would have (up to ``track_gap_split_seconds``): a small person whose
+    boxes never overlap from one sampled frame to the next is a chain of one-frame tracklets. An
+    isolated one-frame detection (at any sampling rate) never makes a person on its own."""
+    ordered = sorted(group, key=lambda t: t.start)
+    gaps = [later.start - earlier.end for earlier, later in zip(ordered, ordered[1:])]
+    return (sum(t.end - t.start for t in ordered)
+            + sum(g for g in gaps if 0 < g <= config.track_gap_split_seconds + 1e-6))
 
 
 def _sampling_fps(times: np.ndarray, fallback: float) -> float:
@@ -280,9 +297,7 @@ def assign_person_ids(
     fps = _sampling_fps(times, fps)
     groups = stitch_tracklets(build_tracklets(observations, times, shot_ids, config, fps), config)
 
-    # How long a person was followed: the summed spans of their tracklets, so isolated one-frame
-    # detections (at any sampling rate) never make a person on their own.
-    kept = [g for g in groups if sum(t.end - t.start for t in g) >= config.min_track_seconds - 1e-6]
+    kept = [g for g in groups if followed_seconds(g, config) >= config.min_track_seconds - 1e-6]
 
     def first_sighting(group: list[Tracklet]) -> tuple[int, float]:
         first = min(group, key=lambda t: t.frames[0])
