@@ -200,7 +200,9 @@ def build_tracklets(
                 part_rows = [rows[k] for k in part]
                 # the tracker follows boxes, not people: cut where the colours say someone else took over
                 descriptors = np.stack([_clean_appearance(observations[p], r) for p, r in part_rows])
-                for piece in np.split(np.arange(len(part_rows)), appearance_breaks(descriptors, config.track_split_appearance)):
+                breaks = sorted(set(appearance_breaks(descriptors, config.track_split_appearance))
+                                | set(competitor_breaks(part_rows, descriptors, observations, config.track_split_competitor_margin)))
+                for piece in np.split(np.arange(len(part_rows)), breaks):
                     tracklets.append(_make_tracklet(int(shot), [part_rows[k] for k in piece], observations, times,
                                                     descriptors[piece]))
     return tracklets
@@ -237,6 +239,40 @@ def appearance_breaks(descriptors: np.ndarray, max_distance: float) -> list[int]
                 breaks.append(k)
                 total = None
         total = descriptors[k].astype(np.float64) if total is None else total + descriptors[k]
+    return breaks
+
+
+_COMPETITOR_REACH = 1.5  # another box this many (previous) box widths from the track's last box could be its person
+_COMPETITOR_SIZE_RATIO = 1.5  # ...when their heights differ by at most this factor
+
+
+def competitor_breaks(rows: list[tuple[int, int]], descriptors: np.ndarray, observations: list[FrameObservations],
+                      margin: float) -> list[int]:
+    """Positions where the tracker took a box while another box in reach had colours closer (by more
+    than ``margin``) to the tracklet's colours so far: two people side by side whose boxes traded places
+    between samples (box overlap alone cannot tell them apart). Unseen colours never cut."""
+    breaks: list[int] = []
+    total = None
+    for k, (position, row) in enumerate(rows):
+        frame = observations[position]
+        if k and total is not None and descriptors[k].any():
+            previous = observations[rows[k - 1][0]].xyxy[rows[k - 1][1]]
+            width, height = previous[2] - previous[0], previous[3] - previous[1]
+            centre = (previous[:2] + previous[2:]) / 2
+            others = [j for j in range(len(frame)) if j != row]
+            near = [j for j in others
+                    if np.linalg.norm((frame.xyxy[j, :2] + frame.xyxy[j, 2:]) / 2 - centre) <= _COMPETITOR_REACH * width
+                    and max(frame.xyxy[j, 3] - frame.xyxy[j, 1], height) <= _COMPETITOR_SIZE_RATIO * min(frame.xyxy[j, 3] - frame.xyxy[j, 1], height)]
+            seen = [_clean_appearance(frame, j) for j in near]
+            seen = [d for d in seen if d.any()]
+            if seen:
+                taken = float(appearance_distance(descriptors[k], total)[0, 0])
+                closest = float(np.nanmin(appearance_distance(np.stack(seen), total)[:, 0]))
+                if closest + margin < taken:
+                    breaks.append(k)
+                    total = None
+        if descriptors[k].any():
+            total = descriptors[k].astype(np.float64) if total is None else total + descriptors[k]
     return breaks
 
 
