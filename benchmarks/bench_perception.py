@@ -71,6 +71,9 @@ def main() -> None:
     parser.add_argument("--weights", default=None)
     parser.add_argument("--yolo-input-size", type=int, default=None)
     parser.add_argument("--loop-seconds", type=float, default=60.0)
+    parser.add_argument("--without-faint-pass", action="store_true",
+                        help="also run the first backend without the faint-small-person pass "
+                             "(detector.small_candidate_conf=1.0), interleaved, to measure its cost")
     parser.add_argument("--media", type=Path, default=None, help="folder of the shared clips [../shared/media or $SOCIALTRACE_MEDIA]")
     args = parser.parse_args()
     args.media = args.media or find_media_dir()
@@ -81,6 +84,9 @@ def main() -> None:
         if args.yolo_input_size:
             detector["yolo_input_size"] = args.yolo_input_size
         configs[backend] = Config().replace(sampling={"fps": args.fps}, detector=detector)
+    if args.without_faint_pass:
+        first = next(iter(configs))
+        configs[f"{first}-nofaint"] = configs[first].replace(detector={"small_candidate_conf": 1.0})
     workers = {}
     for label, config in configs.items():
         load_started = time.perf_counter()

@@ -21,6 +21,11 @@ class DetectorConfig:
     # seen from afar) is detected again at this larger input size, where small people are found
     small_person_height: float = 0.3
     yolo_small_people_input_size: int = 960
+    # ...and so is each frame holding a small candidate box this confident but below person_conf: a
+    # blurred background person a few dozen pixels tall scores 0.1-0.2 at 640 and 0.5-0.6 at 960
+    # (tvhid_highfive_0018's woman), while large people alone never leave such boxes; the frame keeps
+    # its large people's boxes from the usual input. 1.0 = off
+    small_candidate_conf: float = 0.1
     # objects (gaze / pointing targets with a class name): an Ultralytics detection model, e.g. COCO
     # yolo11n.pt; "" = no object detector. Its "person" class is left to the pose model.
     object_weights: str = ""

@@ -50,13 +50,27 @@ class YoloPoseDetector:
         batch_size = max(1, int(self.config.batch_size))
         for start in range(0, len(frames), batch_size):
             batch = frames[start : start + batch_size]
-            results = self._predict(batch, self.config.yolo_input_size)
-            heights = np.concatenate([r.boxes.xywhn[:, 3].cpu().numpy() for r in results if r.boxes is not None])
-            if len(heights) and float(np.median(heights)) < self.config.small_person_height:
+            results = self._predict(batch, self.config.yolo_input_size, self._candidate_conf())
+            boxes = [_boxes(r) for r in results]
+            heights = np.concatenate([h[c >= self.config.person_conf] for c, h in boxes])
+            crowd = len(heights) and float(np.median(heights)) < self.config.small_person_height
+            if crowd:
                 results = self._predict(batch, self.config.yolo_small_people_input_size)
+            # frames where a faint small person stands among large ones (who keep the median up)
+            faint = [] if crowd else [k for k, (c, h) in enumerate(boxes)
+                                      if np.any((h < self.config.small_person_height) & (c >= self.config.small_candidate_conf))]
+            larger = dict(zip(faint, self._predict([batch[k] for k in faint], self.config.yolo_small_people_input_size))) if faint else {}
             started = time.perf_counter()
-            for frame, result in zip(batch, results):
-                observations = without_group_boxes(self.from_ultralytics(result, frame.shape[1], frame.shape[0]))
+            for k, (frame, result) in enumerate(zip(batch, results)):
+                observations = self.from_ultralytics(result, frame.shape[1], frame.shape[0])
+                observations = observations[observations.confidence >= self.config.person_conf]
+                if k in larger:
+                    # small people from the larger input; large ones keep their usual-input boxes (a
+                    # large person's box differs between sizes, which broke their track)
+                    observations = with_small_people(
+                        observations, self.from_ultralytics(larger[k], frame.shape[1], frame.shape[0]),
+                        self.config.small_person_height)
+                observations = without_group_boxes(observations)
                 faces = self._faces(frame, observations)
                 self.pool.map(lambda i, slot: self.refiners[slot].refine_person(frame, observations, i, faces[i]),
                               range(len(observations)))
@@ -90,10 +104,15 @@ class YoloPoseDetector:
                 observations.head_xyxy[i] = np.clip(face.head_box() / scale, 0.0, 1.0)
         return chosen
 
-    def _predict(self, batch: list[np.ndarray], input_size: int):
+    def _candidate_conf(self) -> float:
+        return min(self.config.small_candidate_conf, self.config.person_conf)
+
+    def _predict(self, batch: list[np.ndarray], input_size: int, conf: float | None = None):
+        """Ultralytics results at ``input_size``, boxes scoring at least ``conf`` (default person_conf;
+        weaker boxes never suppress stronger ones in its NMS, so the kept people are the same)."""
         return self.model.predict(
             [np.ascontiguousarray(f[..., ::-1]) for f in batch],  # Ultralytics expects BGR
-            conf=self.config.person_conf,
+            conf=self.config.person_conf if conf is None else conf,
             classes=[0],
             device=self.device,
             verbose=False,
@@ -137,10 +156,48 @@ class YoloPoseDetector:
         )
 
 
+def _boxes(result) -> tuple[np.ndarray, np.ndarray]:
+    """(confidences, normalised heights) of one result's boxes."""
+    if result.boxes is None:
+        return np.zeros(0, np.float32), np.zeros(0, np.float32)
+    return result.boxes.conf.cpu().numpy(), result.boxes.xywhn[:, 3].cpu().numpy()
+
+
+SAME_PERSON_IOU = 0.5  # boxes of one frame (at two input sizes) overlapping this much are one person
+
+
+def with_small_people(found: FrameObservations, larger: FrameObservations, max_height: float) -> FrameObservations:
+    """``found`` with its small people (box shorter than ``max_height``) taken from ``larger``, the same
+    frame at a larger input size, where they score higher; its large people keep their boxes. A small
+    person of ``found`` that ``larger`` misses is kept."""
+    small = larger[(larger.xyxy[:, 3] - larger.xyxy[:, 1]) < max_height]
+    small = small[np.argsort(-small.confidence, kind="stable")]
+    # one box per person: the larger input sometimes leaves two overlapping boxes on a blurred one
+    small = small[[k for k in range(len(small)) if _max_iou(small.xyxy[k:k + 1], small.xyxy[:k])[0] < SAME_PERSON_IOU]]
+    found_small = (found.xyxy[:, 3] - found.xyxy[:, 1]) < max_height
+    small = small[_max_iou(small.xyxy, found.xyxy[~found_small]) < SAME_PERSON_IOU]
+    keep = ~found_small | (_max_iou(found.xyxy, small.xyxy) < SAME_PERSON_IOU)
+    return FrameObservations.merge([found[keep], small])
+
+
+def _max_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per box of ``a`` (N, 4) its largest IoU with a box of ``b`` (M, 4); 0 when ``b`` is empty."""
+    if not len(a) or not len(b):
+        return np.zeros(len(a))
+    a, b = a[:, None], b[None]
+    overlap = (np.clip(np.minimum(a[..., 2], b[..., 2]) - np.maximum(a[..., 0], b[..., 0]), 0, None)
+               * np.clip(np.minimum(a[..., 3], b[..., 3]) - np.maximum(a[..., 1], b[..., 1]), 0, None))
+    area_a = (a[..., 2] - a[..., 0]) * (a[..., 3] - a[..., 1])
+    area_b = (b[..., 2] - b[..., 0]) * (b[..., 3] - b[..., 1])
+    return (overlap / np.maximum(area_a + area_b - overlap, 1e-9)).max(axis=1)
+
+
 # a face must be this sure to re-anchor a body found without it (MediaPipe's own default threshold): the
 # ear and cheek of someone seen from behind score lower
 FACE_MIN_SCORE = 0.5
 GROUP_BOX_COVERS = 0.8  # a box holding this share of two other people's boxes is a box around both
+# ...when they are at least this share of its height: small people far behind a large one are not a group
+GROUP_MEMBER_HEIGHT = 0.5
 
 
 def without_group_boxes(observations: FrameObservations) -> FrameObservations:
@@ -154,7 +211,9 @@ def without_group_boxes(observations: FrameObservations) -> FrameObservations:
     area = np.maximum((boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]), 1e-9)
     inside = width * height / area[None, :]  # [i, j]: share of box j inside box i
     np.fill_diagonal(inside, 0.0)
-    group = (inside >= GROUP_BOX_COVERS).sum(axis=1) >= 2
+    heights = boxes[:, 3] - boxes[:, 1]
+    tall_enough = heights[None, :] >= GROUP_MEMBER_HEIGHT * heights[:, None]
+    group = ((inside >= GROUP_BOX_COVERS) & tall_enough).sum(axis=1) >= 2
     return observations[~group] if group.any() else observations
 
 

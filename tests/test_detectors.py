@@ -291,3 +291,52 @@ def test_a_box_around_two_people_is_dropped():
     # a person standing in front of another (one box inside the other) is two people, both kept
     two = FrameObservations(xyxy=[[0.1, 0.1, 0.9, 0.9], [0.3, 0.3, 0.6, 0.9], [0.0, 0.0, 0.05, 0.1]], confidence=[0.9, 0.8, 0.7])
     assert len(without_group_boxes(two)) == 3
+
+
+def test_small_people_inside_a_large_persons_box_are_not_a_group():
+    from detectors.yolo_backend import without_group_boxes
+
+    # a blurred background woman boxed twice, both boxes inside the large man's box in front of her
+    man_and_woman = FrameObservations(xyxy=[[0.0, 0.01, 0.47, 0.99], [0.0, 0.33, 0.05, 0.49], [0.0, 0.33, 0.05, 0.57]],
+                                      confidence=[0.9, 0.5, 0.4])
+    assert len(without_group_boxes(man_and_woman)) == 3
+
+
+def test_larger_input_gives_the_small_people_only():
+    from detectors.yolo_backend import with_small_people
+
+    found = FrameObservations(xyxy=[[0.0, 0.02, 0.55, 0.98], [0.39, 0.05, 1.0, 0.99], [0.60, 0.30, 0.65, 0.45]],
+                              confidence=[0.9, 0.9, 0.4])
+    larger = FrameObservations(
+        xyxy=[[0.0, 0.09, 0.57, 0.98],  # the large man again, boxed differently: his usual box stays
+              [0.01, 0.33, 0.09, 0.49], [0.01, 0.33, 0.09, 0.55],  # a small woman boxed twice: the surer box
+              [0.60, 0.30, 0.65, 0.46]],  # the small person found at both sizes: the surer larger-input box
+        confidence=[0.85, 0.56, 0.4, 0.7])
+    merged = with_small_people(found, larger, max_height=0.3)
+    np.testing.assert_allclose(merged.confidence, [0.9, 0.9, 0.7, 0.56], rtol=1e-6)
+    np.testing.assert_allclose(merged.xyxy[0], [0.0, 0.02, 0.55, 0.98])
+    # a small person only the usual input found is kept
+    assert len(with_small_people(found, FrameObservations.empty(), max_height=0.3)) == 3
+
+
+@pytest.mark.slow
+def test_yolo_finds_the_small_blurred_woman_behind_a_large_man(media_dir):
+    """tvhid_highfive_0018 at 1.0 s: the blurred background woman (truth C, head at 0.06, 0.37; ~70 px
+    tall, behind the left man) scores below person_conf at the usual input, so the frame is detected
+    again at the larger input for her; the two men keep their usual-input boxes. At 2.0 s she scores
+    enough at either size."""
+    frames = decode(media_dir / "tvhid_highfive_0018.avi", [23, 48])  # pts 1.0 s and 2.0 s
+    default = detector_for(Config()).detect(frames)
+    without = detector_for(Config().replace(detector={"small_candidate_conf": 1.0})).detect(frames)
+    check_contract(default, len(frames))
+    for k, (obs, obs_without, head) in enumerate(zip(default, without, [(0.06, 0.37), (0.02, 0.39)])):
+        small = (obs.xyxy[:, 3] - obs.xyxy[:, 1]) < 0.3
+        assert small.sum() == 1, obs.xyxy
+        x1, y1, x2, y2 = obs.xyxy[small][0]
+        assert x1 - 0.03 <= head[0] <= x2 + 0.03 and y1 <= head[1] <= y1 + 0.5 * (y2 - y1)  # truth +-0.03
+        assert obs.confidence[small][0] >= 0.5
+        large_without = obs_without.xyxy[(obs_without.xyxy[:, 3] - obs_without.xyxy[:, 1]) >= 0.3]
+        np.testing.assert_allclose(np.sort(obs.xyxy[~small], axis=0), np.sort(large_without, axis=0), atol=1e-6)
+        assert len(large_without) == 2
+        if k == 0:
+            assert len(obs_without) == 2  # without the second pass she is not found at 1.0 s

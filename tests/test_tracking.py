@@ -16,7 +16,7 @@ from pipeline.config import Config
 from tracking.appearance import DESCRIPTOR_SIZE, appearance_descriptors, appearance_distance, torso_boxes
 from tracking.gaze_gaps import fill_gaze_gaps
 from tracking.gaze_smoothing import smooth_gaze_directions
-from tracking.stitching import Tracklet, assign_person_ids, plausible_motion
+from tracking.stitching import Tracklet, assign_person_ids, competitor_breaks, plausible_motion
 from tracking.tracker import make_tracker, track_shot
 
 FPS = 10.0
@@ -55,10 +55,10 @@ def _render(t: float, people: list[Person], rng: np.random.Generator):
     return image, boxes, names
 
 
-def _scene(people: list[Person], duration: float, cut_at: Optional[float] = None, seed: int = 0):
+def _scene(people: list[Person], duration: float, cut_at: Optional[float] = None, seed: int = 0, fps: float = FPS):
     """Observations, times, shot ids and the true name of every row."""
     rng = np.random.default_rng(seed)
-    times = np.round(np.arange(0, duration, 1 / FPS), 6)
+    times = np.round(np.arange(0, duration, 1 / fps), 6)
     observations, truth = [], []
     for t in times:
         image, boxes, names = _render(t, people, rng)
@@ -209,6 +209,46 @@ def test_ids_are_zero_based_by_first_appearance_and_short_tracks_dropped() -> No
     result = assign_person_ids(observations, times, shots, CONFIG.tracking, FPS)
     ids = _identities(result, observations, truth)
     assert ids == {"left": {0}, "right": {1}, "late": {2}}
+
+
+def test_small_walker_at_2_fps_is_one_person_a_lone_detection_none() -> None:
+    """At 2 fps a small walker's boxes never overlap from one sampled frame to the next (0.06 per step,
+    1.5 box widths): the tracker gives one-frame tracklets, stitched by colour and motion into one person
+    followed for the gaps between them. A detection seen once is still no person."""
+    fps = 2.0
+    people = [
+        Person("small", "red", _walk(0.1, 0.12, y=0.3), size=(0.04, 0.15)),
+        Person("big", "blue", _still(0.7), size=(0.3, 0.9)),
+        Person("blip", "yellow", _still(0.4, y=0.3, visible=lambda t: t == 1.0), size=(0.04, 0.15)),
+    ]
+    observations, times, shots, truth = _scene(people, 3.0, fps=fps)
+    ids_per_frame = track_shot(observations, CONFIG.tracking, fps)
+    small_rows = [ids[names.index("small")] for ids, names in zip(ids_per_frame, truth)]
+    assert len(set(small_rows)) == len(small_rows)  # a new tracklet on every frame
+    result = assign_person_ids(observations, times, shots, CONFIG.tracking, fps)
+    assert _identities(result, observations, truth) == {"small": {0}, "big": {1}}
+
+
+def test_a_track_taking_its_neighbours_box_in_other_colours_is_cut() -> None:
+    """Two small people side by side at 2 fps (opencv_vtest's red jacket and black coat): the tracker
+    follows box overlap onto the neighbour's box although the person in its own colours is in reach."""
+    red, blue = np.zeros(DESCRIPTOR_SIZE, np.float32), np.zeros(DESCRIPTOR_SIZE, np.float32)
+    red[:3], blue[1:4] = 1 / 3, 1 / 3  # overlapping histograms, still apart: Hellinger distance 0.58
+
+    def frame(boxes, colours):
+        return FrameObservations(xyxy=np.array(boxes, np.float32), confidence=np.full(len(boxes), 0.8, np.float32),
+                                 appearance=np.stack(colours))
+
+    first = frame([[0.48, 0.4, 0.52, 0.6], [0.55, 0.4, 0.59, 0.6]], [red, blue])
+    swapped = frame([[0.44, 0.4, 0.48, 0.6], [0.50, 0.4, 0.54, 0.6]], [red, blue])
+    rows, descriptors = [(0, 0), (1, 1)], np.stack([red, blue])
+    assert competitor_breaks(rows, descriptors, [first, swapped], margin=0.1) == [1]
+    # no cut when the person in the track's colours is out of reach, or nobody else is there
+    far = frame([[0.10, 0.4, 0.14, 0.6], [0.50, 0.4, 0.54, 0.6]], [red, blue])
+    assert competitor_breaks(rows, descriptors, [first, far], margin=0.1) == []
+    assert competitor_breaks([(0, 0), (1, 0)], descriptors, [first, swapped[[1]]], margin=0.1) == []
+    # nor when the track keeps its own colours
+    assert competitor_breaks([(0, 0), (1, 0)], np.stack([red, red]), [first, swapped], margin=0.1) == []
 
 
 def test_low_sampling_rate_uses_track_buffer_in_seconds() -> None:

@@ -21,6 +21,9 @@ class TrackingConfig:
     # a tracklet is cut where its colours change for good (two detections in a row this far, Bhattacharyya,
     # from its mean so far): the tracker matched boxes of two people who crossed; stitching re-joins
     track_split_appearance: float = 0.5
+    # ...and where it took a box while another one in reach (similar size, within 1.5 box widths) had
+    # colours closer to its own by more than this: side-by-side people whose boxes traded places
+    track_split_competitor_margin: float = 0.1
     # a track the tracker re-finds after missing it this long is cut there (stitching decides, with
     # colours); shorter misses (a detection dropped for a frame) stay one tracklet
     track_gap_split_seconds: float = 1.0

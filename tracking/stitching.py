@@ -200,8 +200,11 @@ def build_tracklets(
                 part_rows = [rows[k] for k in part]
                 # the tracker follows boxes, not people: cut where the colours say someone else took over
                 descriptors = np.stack([_clean_appearance(observations[p], r) for p, r in part_rows])
-                for piece in np.split(np.arange(len(part_rows)), appearance_breaks(descriptors, config.track_split_appearance)):
-                    tracklets.append(_make_tracklet(int(shot), [part_rows[k] for k in piece], observations, times))
+                breaks = sorted(set(appearance_breaks(descriptors, config.track_split_appearance))
+                                | set(competitor_breaks(part_rows, descriptors, observations, config.track_split_competitor_margin)))
+                for piece in np.split(np.arange(len(part_rows)), breaks):
+                    tracklets.append(_make_tracklet(int(shot), [part_rows[k] for k in piece], observations, times,
+                                                    descriptors[piece]))
     return tracklets
 
 
@@ -239,13 +242,63 @@ def appearance_breaks(descriptors: np.ndarray, max_distance: float) -> list[int]
     return breaks
 
 
+_COMPETITOR_REACH = 1.5  # another box this many (previous) box widths from the track's last box could be its person
+_COMPETITOR_SIZE_RATIO = 1.5  # ...when their heights differ by at most this factor
+
+
+def competitor_breaks(rows: list[tuple[int, int]], descriptors: np.ndarray, observations: list[FrameObservations],
+                      margin: float) -> list[int]:
+    """Positions where the tracker took a box while another box in reach had colours closer (by more
+    than ``margin``) to the tracklet's colours so far: two people side by side whose boxes traded places
+    between samples (box overlap alone cannot tell them apart). Unseen colours never cut."""
+    breaks: list[int] = []
+    total = None
+    for k, (position, row) in enumerate(rows):
+        frame = observations[position]
+        if k and total is not None and descriptors[k].any():
+            previous = observations[rows[k - 1][0]].xyxy[rows[k - 1][1]]
+            width, height = previous[2] - previous[0], previous[3] - previous[1]
+            centre = (previous[:2] + previous[2:]) / 2
+            others = [j for j in range(len(frame)) if j != row]
+            near = [j for j in others
+                    if np.linalg.norm((frame.xyxy[j, :2] + frame.xyxy[j, 2:]) / 2 - centre) <= _COMPETITOR_REACH * width
+                    and max(frame.xyxy[j, 3] - frame.xyxy[j, 1], height) <= _COMPETITOR_SIZE_RATIO * min(frame.xyxy[j, 3] - frame.xyxy[j, 1], height)]
+            seen = [_clean_appearance(frame, j) for j in near]
+            seen = [d for d in seen if d.any()]
+            if seen:
+                taken = float(appearance_distance(descriptors[k], total)[0, 0])
+                closest = float(np.nanmin(appearance_distance(np.stack(seen), total)[:, 0]))
+                if closest + margin < taken:
+                    breaks.append(k)
+                    total = None
+        if descriptors[k].any():
+            total = descriptors[k].astype(np.float64) if total is None else total + descriptors[k]
+    return breaks
+
+
 def _make_tracklet(
-    shot: int, rows: list[tuple[int, int]], observations: list[FrameObservations], times: np.ndarray
+    shot: int, rows: list[tuple[int, int]], observations: list[FrameObservations], times: np.ndarray,
+    descriptors: np.ndarray,
 ) -> Tracklet:
     frames = np.array([p for p, _ in rows])
     boxes = np.stack([observations[p].xyxy[r] for p, r in rows])
     appearance = np.sum([observations[p].appearance[r] for p, r in rows], axis=0)
+    if not descriptors.any():
+        # every sighting overlapped by another box (a small person behind a large one): its colours
+        # are mostly the other person's, so it has none of its own (stitching goes by motion alone)
+        appearance = np.zeros_like(appearance)
     return Tracklet(shot, frames, times[frames].astype(np.float64), boxes, appearance, rows)
+
+
+def followed_seconds(group: list[Tracklet], config: TrackingConfig) -> float:
+    """How long a person was followed: the summed spans of their tracklets plus the gaps stitching
+    bridged that the tracker itself would have (up to ``track_gap_split_seconds``): a small person whose
+    boxes never overlap from one sampled frame to the next is a chain of one-frame tracklets. An
+    isolated one-frame detection (at any sampling rate) never makes a person on its own."""
+    ordered = sorted(group, key=lambda t: t.start)
+    gaps = [later.start - earlier.end for earlier, later in zip(ordered, ordered[1:])]
+    return (sum(t.end - t.start for t in ordered)
+            + sum(g for g in gaps if 0 < g <= config.track_gap_split_seconds + 1e-6))
 
 
 def _sampling_fps(times: np.ndarray, fallback: float) -> float:
@@ -280,9 +333,7 @@ def assign_person_ids(
     fps = _sampling_fps(times, fps)
     groups = stitch_tracklets(build_tracklets(observations, times, shot_ids, config, fps), config)
 
-    # How long a person was followed: the summed spans of their tracklets, so isolated one-frame
-    # detections (at any sampling rate) never make a person on their own.
-    kept = [g for g in groups if sum(t.end - t.start for t in g) >= config.min_track_seconds - 1e-6]
+    kept = [g for g in groups if followed_seconds(g, config) >= config.min_track_seconds - 1e-6]
 
     def first_sighting(group: list[Tracklet]) -> tuple[int, float]:
         first = min(group, key=lambda t: t.frames[0])
