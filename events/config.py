@@ -45,6 +45,9 @@ class EventConfig:
     reach_min_open: float = 0.5  # hand_open score of a reaching hand
     reach_cone_half_angle_deg: float = 30.0  # a box counts as the arm's target inside this cone
     reach_min_arm_angle_deg: float = 45.0  # shoulder->wrist at least this far from hanging straight down
+    # ...and at most this far (90 = level with the shoulder): tvhid_highfive_0005's arms held up for the
+    # high five (130-175 degrees) read as "reaches toward Person 1" at 10 fps
+    reach_max_arm_angle_deg: float = 120.0
     show_min_extension: float = 0.7  # arm extension of someone holding an object out to another person
     hold_min_overlap: float = 0.2  # hand/object intersection over the smaller box for "holding"
     give_max_gap_seconds: float = 1.0  # an object may be in nobody's hand this long during a hand-over

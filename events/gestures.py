@@ -71,6 +71,8 @@ class ArmState:
         with np.errstate(invalid="ignore"):
             from_down = np.degrees(np.arctan2(np.abs(arm[..., 0]), arm[..., 1]))
         self.raised = np.nan_to_num(from_down, nan=0.0) >= config.reach_min_arm_angle_deg  # (P, F, 2)
+        # ...and an arm held up well above the shoulder is a raised hand (a high five, a cheer, a wave)
+        self.overhead = np.nan_to_num(from_down, nan=0.0) > config.reach_max_arm_angle_deg
         holding = kernels.hand_holding(arrays.hand_boxes, arrays.object_boxes, config.hold_min_overlap)
         # the objects table may name a holder without hand boxes: either hand may hold it then
         holder = arrays.object_holder[None, :, :] == arrays.person_ids[:, None, None]
@@ -78,12 +80,13 @@ class ArmState:
 
 
 def detect_reaching(arrays: TrackArrays, arms: ArmState, config: EventConfig) -> list[Event]:
-    """An empty open hand on an extended arm aimed at a person or an object (not pointing)."""
+    """An empty open hand on an extended arm aimed at a person or an object (not pointing, not held up
+    overhead)."""
     n_people = arrays.n_people
     empty_hand = np.stack([(arms.holding & (1 << h)).sum(axis=1) == 0 for h in range(2)], axis=-1)  # (P, F, 2)
     ok = (
         (np.nan_to_num(arms.extension, nan=0.0) >= config.reach_min_extension)
-        & arms.raised
+        & arms.raised & ~arms.overhead
         & (np.nan_to_num(arrays.hand_open, nan=0.0) >= config.reach_min_open)
         & (arms.aim_any >= 0) & empty_hand & ~arrays.pointing[..., None] & arrays.present[..., None]
     )

@@ -302,6 +302,30 @@ def test_small_people_inside_a_large_persons_box_are_not_a_group():
     assert len(without_group_boxes(man_and_woman)) == 3
 
 
+def test_one_skeleton_boxed_twice_is_one_person_and_overlapping_people_stay_two():
+    """deepoint_pointing_up at 10 fps: the seated man came out as two nested boxes (with and without his
+    raised arm) whose joints coincide; he became Person 0 and Person 1. Two people hugging overlap as
+    much but their joints are apart."""
+    from detectors.yolo_backend import without_duplicate_people
+
+    rng = np.random.default_rng(0)
+    joints = np.concatenate([rng.uniform(0.3, 0.7, (17, 2)), np.full((17, 1), 0.9)], axis=1)
+    same = np.stack([joints, joints + [0.005, 0.005, 0.0]])
+    boxed_twice = FrameObservations(xyxy=[[0.39, 0.11, 0.77, 1.0], [0.50, 0.11, 0.77, 1.0]], confidence=[0.43, 0.77],
+                                    keypoints=same.astype(np.float32))
+    kept = without_duplicate_people(boxed_twice)
+    assert len(kept) == 1 and kept.confidence[0] == pytest.approx(0.77)
+    apart = np.stack([joints, joints + [0.12, 0.0, 0.0]])
+    hugging = FrameObservations(xyxy=[[0.30, 0.1, 0.70, 1.0], [0.42, 0.1, 0.82, 1.0]], confidence=[0.9, 0.8],
+                                keypoints=apart.astype(np.float32))
+    assert len(without_duplicate_people(hugging)) == 2
+    # joints not seen confidently in both decide nothing
+    faint = same.copy()
+    faint[1, :, 2] = 0.2
+    unsure = FrameObservations(xyxy=boxed_twice.xyxy, confidence=[0.43, 0.77], keypoints=faint.astype(np.float32))
+    assert len(without_duplicate_people(unsure)) == 2
+
+
 def test_larger_input_gives_the_small_people_only():
     from detectors.yolo_backend import with_small_people
 

@@ -244,6 +244,33 @@ def test_a_look_is_not_bridged_over_a_look_away():
     assert camera_looks(1.0, 1.05, 10.0) == [(0.0, 3.0)]
 
 
+def test_an_arm_held_up_overhead_is_no_reach():
+    """tvhid_highfive_0005 at 10 fps: arms up for a high five (130-175 degrees from hanging down) read as
+    "reaches toward Person 1". The same reach with the arm lifted above 120 degrees is no reaching."""
+    from dataclasses import replace
+
+    sc = Scenario(duration=4.0, seed=13)
+    a, b = sc.add_person(0.3), sc.add_person(0.7)
+    sc.reach(a, ("person", b), 1.0, 3.0)
+    tracks = sc.tracks(10.0)
+    assert any(r["event_type"] == "reaching" for r in detect_events(tracks, CONFIG).to_pylist())
+    rows = tracks.to_pylist()
+    for r in rows:
+        if r["person_id"] == a and 1.0 <= r["t"] <= 3.0:
+            k = np.asarray(r["keypoints"], np.float64).reshape(-1, 3)
+            shoulder = k[6, :2]  # the right arm (hand 1): shoulder 6, elbow 8, wrist 10
+            up = np.array([np.sin(np.radians(125)), np.cos(np.radians(125))])  # 125 degrees from hanging down
+            k[8, :2], k[10, :2] = shoulder + 0.11 * up, shoulder + 0.22 * up
+            r["keypoints"] = k.reshape(-1).tolist()
+        elif r["person_id"] == b and 1.0 <= r["t"] <= 3.0:
+            r["bbox"] = [0.6, 0.0, 0.8, 0.25]  # up on a ledge, where the lifted arm aims
+    overhead = pa.Table.from_pylist(rows, schema=tracks.schema)
+    reaching = lambda config: [r for r in detect_events(overhead, config).to_pylist()  # noqa: E731
+                               if r["event_type"] == "reaching"]
+    assert reaching(replace(CONFIG, reach_max_arm_angle_deg=180.0)), "the lifted arm still aims at Person 1"
+    assert not reaching(CONFIG)
+
+
 def test_identical_output_every_run_and_sorted_ids():
     sc = objects_and_arms()
     tracks, objects = sc.tracks(10.0), sc.objects(10.0)
