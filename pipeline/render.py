@@ -14,7 +14,7 @@ import bisect
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Mapping, Optional, Sequence
+from typing import Callable, Iterator, Mapping, Optional, Sequence
 
 import cv2
 import numpy as np
@@ -87,6 +87,7 @@ class TrackIndex:
             by_frame.setdefault(row["frame_idx"], []).append(row)
             times[row["frame_idx"]] = row["t"]
         order = sorted(times, key=times.get)
+        self._time_of = times
         self._times = [times[i] for i in order]
         self._rows = [sorted(by_frame[i], key=lambda r: r.get("person_id", r.get("object_id", 0))) for i in order]
 
@@ -98,17 +99,29 @@ class TrackIndex:
         return self._rows[best] if abs(self._times[best] - t) <= self.half_step + 1e-6 else []
 
 
-def active_events(events: Sequence[Mapping], t: float, half_step: float) -> list[Mapping]:
+    def time_of(self, frame_idx: int) -> Optional[float]:
+        """Time of the sampled frame ``frame_idx``, None when no row has it."""
+        return self._time_of.get(frame_idx)
+
+
+def active_events(events: Sequence[Mapping], t: float, half_step: float,
+                  time_of: Optional[Callable[[int], Optional[float]]] = None) -> list[Mapping]:
     """Events active at ``t``, interactions first. An event runs from its first sampled frame
-    (start_time) to one sampling step after its last (end_time, exclusive); each sampled frame stands
-    for the native frames within half a step of it."""
-    hits = [e for e in events if e["start_time"] - half_step <= t < _event_end(e, half_step) - half_step]
+    (start_time) to its end_time (exclusive), usually one sampling step after its last sampled frame;
+    each sampled frame stands for the native frames within half a step of it. ``time_of`` (sampled
+    frame index -> time) finds the event's last sampled frame (end_frame): an event cut short (at the
+    clip's end, or where a participant left) still shows on that frame."""
+    hits = [e for e in events if e["start_time"] - half_step <= t < _shown_until(e, half_step, time_of)]
     return sorted(hits, key=lambda e: (_EVENT_PRIORITY.get(e["event_type"], 7), e["start_time"], e["event_id"]))
 
 
-def _event_end(event: Mapping, half_step: float) -> float:
-    # an event is at least one sampled frame long, whatever its end_time says
-    return max(event["end_time"], event["start_time"] + 2 * half_step)
+def _shown_until(event: Mapping, half_step: float, time_of: Optional[Callable[[int], Optional[float]]]) -> float:
+    """Until when (exclusive) an event is drawn: to its end_time, but not past half a step after its last
+    sampled frame (the native frames beyond stand for the next sample); at least its first sampled frame."""
+    last = time_of(event["end_frame"]) if time_of is not None and event.get("end_frame") is not None else None
+    if last is None:
+        return max(event["end_time"], event["start_time"] + 2 * half_step) - half_step
+    return max(min(event["end_time"], last + half_step), event["start_time"] + 1e-6)
 
 
 def caption_lines(events: Sequence[Mapping], limit: int = MAX_CAPTION_EVENTS) -> list[str]:
@@ -371,7 +384,7 @@ def render_video(out: str | OutputStore, video_id: str, dest: str | Path, *, nat
     else:
         # playback at the sampling rate, unless the video itself has fewer frames per second
         decode_fps, out_fps = fps, min(fps, source_fps) if source_fps > 0 else fps
-    caption_rows = max(1, min(MAX_CAPTION_EVENTS, max_overlap(clip.events, half_step)))
+    caption_rows = max(1, min(MAX_CAPTION_EVENTS, max_overlap(clip.events, half_step, index.time_of)))
 
     frames = _frames(uri, decode_fps, max_side, status)
     try:
@@ -403,19 +416,20 @@ def _write_frames(writer: H264Writer, painter: OverlayPainter, frames: Iterator,
         object_rows = objects.rows_at(sampled.t) if objects is not None else []
         header = (f"{video_id}  t={sampled.t:6.2f} s  "
                   + (f"frame {sampled.native_frame_idx}" if native_fps else f"sample {sampled.frame_idx}"))
-        lines = caption_lines(active_events(events, sampled.t, half_step), caption_rows)
+        lines = caption_lines(active_events(events, sampled.t, half_step, index.time_of), caption_rows)
         if n_people == 0 and not lines:
             lines = ["no people tracked in this clip"]
         bgr = np.ascontiguousarray(sampled.image[..., ::-1])  # RGB -> BGR, see the module docstring
         writer.write(painter.draw(bgr, rows, object_rows, header, lines))
 
 
-def max_overlap(events: Sequence[Mapping], half_step: float) -> int:
+def max_overlap(events: Sequence[Mapping], half_step: float,
+                time_of: Optional[Callable[[int], Optional[float]]] = None) -> int:
     """The largest number of events active at one moment (sizes the caption strip once per video)."""
     marks = []
     for e in events:
         marks.append((e["start_time"] - half_step, 1))
-        marks.append((_event_end(e, half_step) - half_step, -1))
+        marks.append((_shown_until(e, half_step, time_of), -1))
     best = current = 0
     for _, delta in sorted(marks, key=lambda m: (m[0], m[1])):
         current += delta

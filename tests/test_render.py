@@ -170,6 +170,22 @@ def test_captions_list_active_events_interactions_first():
     assert max_overlap(events, 0.25) == 2 and max_overlap([], 0.25) == 0
 
 
+def test_an_event_cut_short_still_shows_on_its_last_sampled_frame():
+    """tvhid_highfive_0018 at 2 fps: eye contact ends at 2.25 s, halfway to the first sample without B
+    (last seen on the sample at 2.0 s); tvhid_handshake_0001's events end at the clip's end, 0.08 s after
+    its last sample. Both must show on that last sample, and not on the next."""
+    samples = {0: 0.0, 1: 0.5, 2: 1.0, 3: 1.5, 4: 2.0, 5: 2.5}
+    cut = dict(_event(0, "gaze", "mutual_gaze", 0.0, 2.25, [0, 1]), start_frame=0, end_frame=4)
+    at_clip_end = dict(_event(1, "gaze", "gaze_at", 1.0, 2.085, [0], initiator_id=0, target_type="person",
+                              target_person_id=1), start_frame=2, end_frame=4)
+    for t, shown in ((2.0, [0, 1]), (2.05, [0, 1]), (2.2, [0]), (2.26, []), (2.5, [])):
+        assert [e["event_id"] for e in active_events([cut, at_clip_end], t, 0.25, samples.get)] == shown, t
+    # a whole-step event reads as before: up to half a step past its last sample
+    whole = dict(_event(2, "gaze", "mutual_gaze", 0.0, 1.5, [0, 1]), start_frame=0, end_frame=2)
+    assert active_events([whole], 1.2, 0.25, samples.get) and not active_events([whole], 1.25, 0.25, samples.get)
+    assert max_overlap([cut, at_clip_end, whole], 0.25, samples.get) == 3
+
+
 def test_failed_missing_and_empty_clips_get_clear_messages(out, tmp_path):
     with pytest.raises(RenderError, match="broken: the run did not finish this clip .*empty file"):
         render_video(out, "broken", tmp_path / "b.mp4")
