@@ -66,6 +66,14 @@ class GazeConfig:
     # 3 of 7; from 8 to 11 cost atd_kitchen's A, eyes 10-12 px, 4 rows). Fitted on that one person.
     eye_cue_min_pixels: float = 8.0
     eye_cue_full_pixels: float = 10.0
+    # with head_pose "mesh", each eye's iris offset, and its lid cue where it reads an up-look, counts
+    # (its width in the image / its width on the face) ** this: the far eye of a 3/4 view is seen
+    # edge-on, a few pixels the mesh mostly guesses. tvhid_highfive_0005's laughing B (far eye 4.5 of 7.1
+    # px, read wide open with the iris turned back to the lens) then reads his look at A at 0 s: gaze rows
+    # 41 -> 43 / 42 -> 44 / 40 -> 41 of 56 at 2 / 5 / 10 fps, events unchanged (power 3: the same; 1: 41
+    # at 2 fps). Weighting down-reading lids too cost atd_kitchen A's look at B's hands at 2.0-2.25 s
+    # (benchmarks/README.md "Far eye weighted by how squarely it is seen"). 0 = both eyes alike.
+    eye_view_power: float = 2.0
     smooth_seconds: float = 0.1  # measured directions are averaged over this half-window (0 = off)
     interpolate_max_seconds: float = 0.3  # gaps up to this are interpolated (GRASP: 3 frames at 10 fps)
     carry_max_seconds: float = 1.0  # gaps up to this carry the last gaze with decaying confidence

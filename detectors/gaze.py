@@ -89,7 +89,8 @@ def head_rotation(mesh_px: np.ndarray, image_size: tuple[int, int]) -> tuple[np.
 
 
 def iris_offsets(
-    mesh_px: np.ndarray, face_axes: np.ndarray | None = None, open_level: float = EYE_OPEN_LEVEL
+    mesh_px: np.ndarray, face_axes: np.ndarray | None = None, open_level: float = EYE_OPEN_LEVEL,
+    view_power: float = 0.0,
 ) -> tuple[float, float]:
     """Eye-in-head direction cues averaged over both eyes: (horizontal iris offset in [-1, 1], positive
     toward the image right of the face; downward look in [-EYE_UP_LIMIT, 1] from how far the lids have closed).
@@ -97,11 +98,17 @@ def iris_offsets(
     Without ``face_axes`` the cues are measured in the image (2D: a turned or tilted head foreshortens
     the eye width and the lid opening). With ``face_axes`` (3x3, columns = the face's axes in the mesh's
     x, y, z coordinates, detectors.face_pose.face_axes) they are measured on the face itself, from the
-    mesh's 3D landmarks. ``open_level`` = the lid opening (over eye width) of a level look."""
+    mesh's 3D landmarks. ``open_level`` = the lid opening (over eye width) of a level look.
+    ``view_power`` > 0 (with ``face_axes``) weights each eye's iris offset, and its lid cue where that
+    reads wider than level (an up-look), by (its width in the image / its width on the face) **
+    view_power: the far eye of a turned head is seen edge-on, its lids and iris squeezed into a few
+    pixels the mesh mostly guesses; a lid cue reading down (closing lids) counts in full; 0 = both eyes
+    alike."""
     points = np.asarray(mesh_px, dtype=np.float64)
     if face_axes is not None:
         points = points[:, :3] @ face_axes  # face coordinates: x across, y down the face
-    horizontal, vertical = [], []
+    horizontal, vertical, weights = [], [], []
+    image = np.asarray(mesh_px, dtype=np.float64)
     for eye in EYES:
         left, right = points[eye["corners"][0], :2], points[eye["corners"][1], :2]
         iris = points[eye["iris"], :2]
@@ -116,15 +123,19 @@ def iris_offsets(
         opening = abs(float(np.dot(points[eye["lids"][1], :2] - points[eye["lids"][0], :2], normal))) / width
         # wide-open lids mean looking up, but lids open less far up than they close down
         vertical.append(np.clip((open_level - opening) / (open_level - EYE_OPEN_DOWN), -EYE_UP_LIMIT, 1.0))
-    if not horizontal:
+        seen = float(np.linalg.norm(image[eye["corners"][1], :2] - image[eye["corners"][0], :2]))
+        weights.append(min(seen / width, 1.0) ** view_power if face_axes is not None and view_power > 0 else 1.0)
+    if not horizontal or sum(weights) <= 1e-9:
         return 0.0, 0.0
-    return float(np.mean(horizontal)), float(np.mean(vertical))
+    # a lid closing (a down-look) shows in both eyes alike; only an up-look read is weighted
+    up_weights = [w if v < 0 else 1.0 for w, v in zip(weights, vertical)]
+    return float(np.average(horizontal, weights=weights)), float(np.average(vertical, weights=up_weights))
 
 
 def gaze_from_face_mesh(
     mesh_px: np.ndarray, image_size: tuple[int, int], face_score: float, iris_weight: float,
     head_pitch_bias_deg: float = 0.0, head_pose: str = "pnp", eye_open_level: float = EYE_OPEN_LEVEL,
-    eye_cue_pixels: tuple[float, float] = (0.0, 0.0),
+    eye_cue_pixels: tuple[float, float] = (0.0, 0.0), eye_view_power: float = 0.0,
 ) -> GazeEstimate | None:
     """Gaze from 478 face-mesh landmarks (with iris) in frame pixels: head pose by solvePnP against the
     canonical face, turned by ``iris_weight`` x the eye-in-head angle the iris offset implies (less as
@@ -134,7 +145,8 @@ def gaze_from_face_mesh(
     ``head_pose``: "pnp" (the canonical face by solvePnP; iris and lids measured in the image) or "mesh"
     (the mesh's own 3D landmarks, detectors.face_pose; iris and lids measured on the face, with
     ``eye_open_level`` as a level look's lid opening; the eye cues fade from none at an eye width (the
-    wider eye, image pixels) of ``eye_cue_pixels[0]`` to full at ``eye_cue_pixels[1]``; (0, 0) = always full).
+    wider eye, image pixels) of ``eye_cue_pixels[0]`` to full at ``eye_cue_pixels[1]``; (0, 0) = always full;
+    each eye weighted by how squarely it is seen, ``eye_view_power``, see ``iris_offsets``).
     Origin = midpoint of the two eyes. Confidence = face score x fit quality of the head model (the
     canonical face's reprojection error, also with "mesh")."""
     mesh_px = np.asarray(mesh_px, dtype=np.float64)
@@ -151,7 +163,7 @@ def gaze_from_face_mesh(
         if from_mesh is None:
             return None
         rotation, face_axes = from_mesh
-        yaw_offset, pitch_offset = iris_offsets(mesh_px, face_axes, eye_open_level)
+        yaw_offset, pitch_offset = iris_offsets(mesh_px, face_axes, eye_open_level, eye_view_power)
         # eyes a few pixels wide cannot show the lids or the iris: their cues fade out with the width
         # of the wider eye in the image (a 1-pixel landmark error is a large part of the lid range there)
         low, full = eye_cue_pixels

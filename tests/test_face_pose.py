@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from detectors.face_pose import face_axes, mesh_head_rotation, sight_rotation
-from detectors.gaze import gaze_from_face_mesh, iris_offsets
+from detectors.gaze import EYES, gaze_from_face_mesh, iris_offsets
 
 IMAGE = (960, 540)
 EYE_WIDTH = 30.0
@@ -143,3 +143,52 @@ def test_eye_cues_fade_on_eyes_a_few_pixels_wide():
     assert eye_px(0.25) < 8.0 < 10.0 < eye_px(0.8)
     assert _angle(gaze(0.25), _direction(-30, 0)) < 1.0  # the head direction alone
     assert gaze(0.8)[1] > np.sin(np.radians(30))  # lids down: well below level
+
+
+def _set_opening(points: np.ndarray, eye: dict, opening: float) -> None:
+    """Put one eye's lids (face axes, before turning) at ``opening`` eye widths apart."""
+    half = opening * EYE_WIDTH / 2
+    x = points[eye["lids"][0], 0]
+    points[eye["lids"][0]] = (x, -35 - half, 17)
+    points[eye["lids"][1]] = (x, -35 + half, 17)
+
+
+@pytest.mark.parametrize("yaw", [-60, 60])
+def test_eye_cues_weighted_by_how_squarely_each_eye_is_seen(yaw):
+    """On a turned head the far eye is seen edge-on: with view_power p each eye's iris offset, and its lid
+    cue where that reads an up-look, counts (image width / face width) ** p, so a far eye read wide open
+    no longer outvotes a near eye at a level look; lids read closing count in full; a frontal face's two
+    eyes count alike whatever p."""
+    rotation = _turn(yaw, 0)
+    face = _face()
+    face[[33, 263], 2] = 25  # the eyes sit on a curved face: outer corners deeper than the inner ones
+    image_width = lambda mesh, eye: np.linalg.norm(mesh[eye["corners"][1], :2] - mesh[eye["corners"][0], :2])
+    ratios = [image_width(face @ rotation.T * 0.8, eye) / (EYE_WIDTH * 0.8) for eye in EYES]
+    far = int(np.argmin(ratios))
+    assert ratios[far] < 0.4 < 0.6 < ratios[1 - far]  # the far eye is the more foreshortened one
+    _set_opening(face, EYES[far], 0.45)  # read wide open: the up-look cue clips at -0.5
+    mesh = face @ rotation.T * 0.8
+    axes = face_axes(mesh)
+    plain = iris_offsets(mesh, axes, LEVEL_OPENING)[1]
+    weighted = iris_offsets(mesh, axes, LEVEL_OPENING, view_power=2.0)[1]
+    assert plain == pytest.approx(-0.25, abs=1e-6)  # the mean of -0.5 (far) and 0 (near)
+    w_far, w_near = ratios[far] ** 2, ratios[1 - far] ** 2
+    # the near eye's level read (no up-look) counts in full
+    assert weighted == pytest.approx(-0.5 * w_far / (w_far + 1.0), abs=1e-6)
+    frontal = _face()
+    frontal[[33, 263], 2] = 25
+    _set_opening(frontal, EYES[far], 0.45)
+    assert iris_offsets(frontal * 0.8, np.eye(3), LEVEL_OPENING, view_power=2.0)[1] == pytest.approx(-0.25, abs=1e-6)
+    # a far eye read closing (a down-look) keeps its full say
+    _set_opening(face, EYES[far], (LEVEL_OPENING + 0.08) / 2)  # lid cue 0.5
+    mesh = face @ rotation.T * 0.8
+    assert iris_offsets(mesh, face_axes(mesh), LEVEL_OPENING, view_power=2.0)[1] == pytest.approx(0.25, abs=1e-6)
+    # the iris offset is weighted alike: a far eye's iris at its outer corner pulls the mean less
+    face = _face()
+    face[[33, 263], 2] = 25
+    face[EYES[far]["iris"], 0] = face[EYES[far]["corners"][1], 0] - 0.25 * EYE_WIDTH  # offset +0.5
+    mesh = face @ rotation.T * 0.8
+    axes = face_axes(mesh)
+    assert iris_offsets(mesh, axes, LEVEL_OPENING)[0] == pytest.approx(0.25, abs=1e-6)
+    assert iris_offsets(mesh, axes, LEVEL_OPENING, view_power=2.0)[0] == pytest.approx(
+        0.5 * w_far / (w_far + w_near), abs=1e-6)
