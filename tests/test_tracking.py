@@ -16,7 +16,7 @@ from pipeline.config import Config
 from tracking.appearance import DESCRIPTOR_SIZE, appearance_descriptors, appearance_distance, torso_boxes
 from tracking.gaze_gaps import fill_gaze_gaps
 from tracking.gaze_smoothing import smooth_gaze_directions
-from tracking.stitching import Tracklet, assign_person_ids, competitor_breaks, plausible_motion
+from tracking.stitching import Tracklet, assign_person_ids, competitor_breaks, nearer_alternative, plausible_motion
 from tracking.tracker import make_tracker, track_shot
 
 FPS = 10.0
@@ -338,6 +338,38 @@ def test_motion_gate_extrapolates_velocity_over_the_gap() -> None:
     behind = _tracklet([2.0, 2.5], [[0.9, 0.5], [0.9, 0.5]])
     assert plausible_motion(moving, ahead, config)
     assert not plausible_motion(moving, behind, config)
+
+
+def test_motion_alone_does_not_join_when_someone_else_was_seen_nearer_in_between() -> None:
+    """opencv_vtest 62.5 s: a colourless sighting (behind another man) lies 0.18 from where a man left
+    1 s before, but another person's track was 0.04 from it half a second before: ambiguous, no join."""
+    left = _tracklet([61.5], [[0.98, 0.50]], width=0.04)
+    seen = _tracklet([62.5], [[0.80, 0.51]], width=0.05)
+    other = _tracklet([61.5, 62.0], [[0.77, 0.57], [0.78, 0.55]], width=0.05)
+    for t in (left, other, seen):
+        t.frames = np.array([int(round(x * 2)) for x in t.times])  # sampled-frame indices at 2 fps
+    assert nearer_alternative(left, seen, [other], ratio=1.5)
+    # nobody near, someone seen only after, or someone seen beside the sighting (an occluder): no veto
+    far = _tracklet([61.5, 62.0], [[0.2, 0.5], [0.21, 0.5]])
+    later = _tracklet([63.0], [[0.80, 0.51]])
+    beside = _tracklet([62.0, 62.5], [[0.79, 0.52], [0.80, 0.52]])
+    for t in (far, later, beside):
+        t.frames = np.array([int(round(x * 2)) for x in t.times])
+    assert not nearer_alternative(left, seen, [far], ratio=1.5)
+    assert not nearer_alternative(left, seen, [later], ratio=1.5)
+    assert not nearer_alternative(left, seen, [beside], ratio=1.5)
+    # ... and the join itself: stitching keeps the colourless sighting away from the man who left
+    from dataclasses import replace
+
+    from tracking.stitching import stitch_tracklets
+
+    other.appearance_sum = np.ones(DESCRIPTOR_SIZE)  # seen in colours, which the sighting has none of
+    config = Config().tracking
+    def together(groups):
+        return any(any(t is left for t in g) and any(t is seen for t in g) for g in groups)
+
+    assert not together(stitch_tracklets([left, seen, other], config))
+    assert together(stitch_tracklets([left, seen, other], replace(config, stitch_unseen_ambiguity=0.0)))
 
 
 # --- gaze gap filling ----------------------------------------------------------------------------

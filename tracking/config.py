@@ -35,6 +35,12 @@ class TrackingConfig:
     stitch_motion_max_heights: float = 1.0
     stitch_max_size_ratio: float = 1.5  # box heights across a gap differ by at most this factor
     stitch_unseen_max_gap_seconds: float = 1.0  # without colours (not seen well) motion vouches only this long
+    # ...and only when no other tracklet seen in that gap (not beside it) comes within this many times
+    # the joined move of either end: opencv_vtest's red-jacket man, colourless behind another man at
+    # 62.5 s, was joined on motion to a man who had left at the right edge 1 s before, 0.18 frame widths
+    # away, while his own track was 0.04 away at the previous sample; at 14.0 s a colourless man was
+    # about as near (0.062 vs 0.066) to a woman walking the other way as to himself (issue 11). 0 = off
+    stitch_unseen_ambiguity: float = 1.5
     stitch_motion_slack: float = 0.5  # plus this fraction of the box width, whatever the gap
     # a gap longer than this within a shot means the person left (or hid) and came back: the motion
     # allowance stops growing, and the colours must agree more closely (someone else may have arrived)

@@ -118,8 +118,30 @@ class _Group:
         return min(t.start for t in self.members)
 
 
-def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig) -> bool:
-    """The motion and gap gates between the time-adjacent tracklets of two groups."""
+def nearer_alternative(previous: Tracklet, current: Tracklet, others: list[Tracklet], ratio: float) -> bool:
+    """Whether another tracklet, seen between ``previous``'s end and ``current``'s start (ends included)
+    and never at ``current``'s frames, has a sighting within ``ratio`` times the move from ``previous``'s
+    last box to ``current``'s first of either of them: someone else could as well be the one seen, so
+    motion alone does not say who it is."""
+    end, start = previous.centre(-1), current.centre(0)
+    reach = ratio * float(np.linalg.norm(start - end))
+    current_frames = set(current.frames.tolist())
+    for other in others:
+        if other.end < previous.end - 1e-6 or other.start > current.start + 1e-6:
+            continue
+        if current_frames & set(other.frames.tolist()):
+            continue  # seen beside it: not the same person
+        for k in np.flatnonzero((other.times >= previous.end - 1e-6) & (other.times <= current.start + 1e-6)):
+            centre = other.centre(int(k))
+            if min(np.linalg.norm(centre - start), np.linalg.norm(centre - end)) < reach:
+                return True
+    return False
+
+
+def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig,
+              others: list[Tracklet] | None = None) -> bool:
+    """The motion and gap gates between the time-adjacent tracklets of two groups (``others``: every
+    tracklet of neither group, for the ambiguity test of joins on motion alone)."""
     if a.frames & b.frames:
         return False
     ordered = sorted([(t, 0) for t in a.members] + [(t, 1) for t in b.members], key=lambda m: m[0].start)
@@ -134,6 +156,9 @@ def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig) -> 
                 return False
             if np.isnan(distance) and gap > config.stitch_unseen_max_gap_seconds + 1e-6:
                 return False  # nothing but motion vouches, and only over a short gap
+            if np.isnan(distance) and config.stitch_unseen_ambiguity > 0 and others is not None and nearer_alternative(
+                    previous, current, others, config.stitch_unseen_ambiguity):
+                return False  # ...and only when nobody else was seen nearer in between
             if gap > config.stitch_reentry_seconds and not (
                 distance <= config.stitch_reentry_appearance_max  # NaN fails too
                 and min(previous.end - previous.start, current.end - current.start) >= config.stitch_reentry_min_seconds - 1e-6
@@ -162,7 +187,11 @@ def stitch_tracklets(tracklets: list[Tracklet], config: TrackingConfig) -> list[
             if not np.isfinite(ranked[upper][k]):
                 break
             i, j = int(upper[0][k]), int(upper[1][k])
-            if _can_join(groups[i], groups[j], float(distances[i, j]), config):
+            others = None
+            if np.isnan(distances[i, j]):
+                members = {id(t) for t in groups[i].members + groups[j].members}
+                others = [t for t in tracklets if id(t) not in members]
+            if _can_join(groups[i], groups[j], float(distances[i, j]), config, others):
                 groups[i] = _Group(
                     groups[i].members + groups[j].members,
                     groups[i].frames | groups[j].frames,
