@@ -16,7 +16,9 @@ from pipeline.config import Config
 from tracking.appearance import DESCRIPTOR_SIZE, appearance_descriptors, appearance_distance, torso_boxes
 from tracking.gaze_gaps import fill_gaze_gaps
 from tracking.gaze_smoothing import smooth_gaze_directions
-from tracking.stitching import Tracklet, assign_person_ids, competitor_breaks, nearer_alternative, plausible_motion
+from tracking.stitching import (
+    Tracklet, assign_person_ids, competitor_breaks, nearer_alternative, odd_rows, plausible_motion,
+)
 from tracking.tracker import make_tracker, track_shot
 
 FPS = 10.0
@@ -370,6 +372,34 @@ def test_motion_alone_does_not_join_when_someone_else_was_seen_nearer_in_between
 
     assert not together(stitch_tracklets([left, seen, other], config))
     assert together(stitch_tracklets([left, seen, other], replace(config, stitch_unseen_ambiguity=0.0)))
+
+
+def test_a_single_sample_in_someone_elses_colours_is_taken_out_of_a_track() -> None:
+    """opencv_vtest 50.5 s: the black-coat man's track took the jeans man's box for one sample."""
+    coat, jeans = np.zeros(DESCRIPTOR_SIZE, np.float32), np.zeros(DESCRIPTOR_SIZE, np.float32)
+    coat[:3], jeans[2:5] = 1 / 3, 1 / 3  # Hellinger distance 0.67
+    track = np.stack([coat, coat, jeans, coat, np.zeros(DESCRIPTOR_SIZE, np.float32), coat])
+    assert odd_rows(track, 0.4) == [2]
+    assert odd_rows(track, 0.0) == []  # off
+    assert odd_rows(track[:3], 0.4) == []  # too few other rows to judge
+    # two people's stretches (a quarter or more of the rows each) are not stray samples
+    assert odd_rows(np.stack([coat, coat, coat, jeans, jeans, jeans]), 0.4) == []
+    # unseen rows are never odd; a steady track has none
+    assert odd_rows(np.stack([coat] * 5), 0.4) == []
+    # it is dropped only when another track seen within a second has colours closer to it than its own:
+    # a large person whose colours change as he turns keeps his odd sample
+    from tracking.stitching import _closer_elsewhere
+
+    times = np.arange(10) * 0.5
+    rows = [(k, 0) for k in range(6)]
+    jeans_track = (0, [(2, 1), (3, 1)], np.stack([jeans, jeans]))
+    pieces = [(0, rows, track), jeans_track]
+    assert _closer_elsewhere(2, 0, rows, track, pieces, times, 1.0)
+    assert not _closer_elsewhere(2, 0, rows, track, [(0, rows, track)], times, 1.0)  # nobody else
+    later = (0, [(9, 1)], np.stack([jeans]))  # seen 3.5 s later
+    assert not _closer_elsewhere(2, 0, rows, track, [(0, rows, track), later], times, 1.0)
+    other_shot = (1, [(2, 1)], np.stack([jeans]))
+    assert not _closer_elsewhere(2, 0, rows, track, [(0, rows, track), other_shot], times, 1.0)
 
 
 # --- gaze gap filling ----------------------------------------------------------------------------

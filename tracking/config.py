@@ -21,6 +21,12 @@ class TrackingConfig:
     # a tracklet is cut where its colours change for good (two detections in a row this far, Bhattacharyya,
     # from its mean so far): the tracker matched boxes of two people who crossed; stitching re-joins
     track_split_appearance: float = 0.5
+    # ...and a single row whose colours are further than this from the pooled colours of the tracklet's
+    # other seen rows (at least 3) is dropped: opencv_vtest's black-coat man's track took a jeans man's
+    # box for one sample (0.43 from the rest, its own rows <= 0.20), a new track opened on one man and then
+    # followed the bald man in front (0.44); the other rows of the clip's long tracklets are <= 0.34 from
+    # theirs. Left to stitching, such a row joined others' lone rows into a mixed id. 0 = off
+    track_odd_row_appearance: float = 0.4
     # ...and where it took a box while another one in reach (similar size, within 1.5 box widths) had
     # colours closer to its own by more than this: side-by-side people whose boxes traded places
     track_split_competitor_margin: float = 0.1

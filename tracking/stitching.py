@@ -211,6 +211,7 @@ def build_tracklets(
     """Run a fresh tracker per shot and collect its tracklets (rows the tracker left unassigned are
     not part of any tracklet)."""
     tracklets: list[Tracklet] = []
+    pieces: list[tuple[int, list[tuple[int, int]], np.ndarray]] = []  # (shot, rows, clean descriptors)
     for shot in np.unique(shot_ids):
         positions = np.flatnonzero(shot_ids == shot)
         ids_per_frame = track_shot([observations[p] for p in positions], config, fps)
@@ -232,9 +233,33 @@ def build_tracklets(
                 breaks = sorted(set(appearance_breaks(descriptors, config.track_split_appearance))
                                 | set(competitor_breaks(part_rows, descriptors, observations, config.track_split_competitor_margin)))
                 for piece in np.split(np.arange(len(part_rows)), breaks):
-                    tracklets.append(_make_tracklet(int(shot), [part_rows[k] for k in piece], observations, times,
-                                                    descriptors[piece]))
+                    pieces.append((int(shot), [part_rows[k] for k in piece], descriptors[piece]))
+    # a single sample of someone else's box (odd colours in its tracklet that another tracklet seen
+    # within track_gap_split_seconds shares more closely) cannot be attributed: it is dropped (left to
+    # stitching, it pulled other people's lone rows into wrong groups)
+    for shot, piece_rows, descriptors in pieces:
+        odd = [k for k in odd_rows(descriptors, config.track_odd_row_appearance)
+               if _closer_elsewhere(k, shot, piece_rows, descriptors, pieces, times, config.track_gap_split_seconds)]
+        kept = np.array([k for k in range(len(piece_rows)) if k not in odd], int)
+        tracklets.append(_make_tracklet(shot, [piece_rows[k] for k in kept], observations, times, descriptors[kept]))
     return tracklets
+
+
+def _closer_elsewhere(k: int, shot: int, rows: list[tuple[int, int]], descriptors: np.ndarray,
+                      pieces: list[tuple[int, list[tuple[int, int]], np.ndarray]], times: np.ndarray, reach_s: float) -> bool:
+    """Whether row ``k`` of a tracklet piece is closer in colours to the pooled colours of another piece
+    of its shot, seen within ``reach_s`` of it, than to the rest of its own piece."""
+    own = descriptors.astype(np.float64).sum(axis=0) - descriptors[k]
+    distance = float(appearance_distance(descriptors[k], own)[0, 0])
+    t = times[rows[k][0]]
+    for other_shot, other_rows, other_descriptors in pieces:
+        if other_rows is rows or other_shot != shot or not other_descriptors.any():
+            continue
+        if min(abs(times[p] - t) for p, _ in other_rows) > reach_s + 1e-6:
+            continue
+        if float(appearance_distance(descriptors[k], other_descriptors.sum(axis=0))[0, 0]) < distance:
+            return True
+    return False
 
 
 _OVERLAP_CONTAMINATES = 0.2  # a box this much covered by another's sees two people's colours
@@ -252,6 +277,25 @@ def _clean_appearance(frame: FrameObservations, row: int) -> np.ndarray:
         if float((width * height).max()) / area > _OVERLAP_CONTAMINATES:
             return np.zeros_like(frame.appearance[row])
     return frame.appearance[row]
+
+
+_ODD_ROW_MIN_OTHERS = 3  # a row is judged odd only against at least this many other seen rows
+
+
+def odd_rows(descriptors: np.ndarray, max_distance: float) -> list[int]:
+    """Rows of a tracklet (K, D) whose colours are further than ``max_distance`` from the pooled colours
+    of all its other seen rows: a single sample where the tracker took someone else's box (an occluder's,
+    or a new track opened on one person and handed to the one in front). Unseen rows are never odd, and
+    none are when more than a quarter of the seen rows would be; ``max_distance`` <= 0 = off."""
+    if max_distance <= 0 or not descriptors.shape[1]:
+        return []
+    seen = [k for k in range(len(descriptors)) if descriptors[k].sum() > 0]
+    if len(seen) < _ODD_ROW_MIN_OTHERS + 1:
+        return []
+    total = descriptors[seen].astype(np.float64).sum(axis=0)
+    odd = [k for k in seen if float(appearance_distance(descriptors[k], total - descriptors[k])[0, 0]) > max_distance]
+    # more than a few odd rows: two people's stretches (appearance_breaks' business), not stray samples
+    return odd if len(odd) <= len(seen) // (_ODD_ROW_MIN_OTHERS + 1) else []
 
 
 def appearance_breaks(descriptors: np.ndarray, max_distance: float) -> list[int]:
