@@ -374,6 +374,31 @@ def test_motion_alone_does_not_join_when_someone_else_was_seen_nearer_in_between
     assert together(stitch_tracklets([left, seen, other], replace(config, stitch_unseen_ambiguity=0.0)))
 
 
+def test_motion_alone_does_not_join_a_colourless_box_suddenly_much_wider() -> None:
+    """opencv_vtest 51.0 -> 51.5 s: the woman's own box (0.054 wide), then a colourless box around her
+    and the red-jacket man (0.104)."""
+    from dataclasses import replace
+
+    from tracking.stitching import stitch_tracklets, unseen_widening
+
+    config = Config().tracking
+    woman = _tracklet([50.5, 51.0], [[0.90, 0.88], [0.87, 0.88]], width=0.054)
+    woman.appearance_sum = np.ones(DESCRIPTOR_SIZE)
+    pair = _tracklet([51.5], [[0.80, 0.88]], width=0.104)
+    pair.frames = np.array([2])
+    assert unseen_widening(woman, pair, config)
+    assert len(stitch_tracklets([woman, pair], config)) == 2
+    assert len(stitch_tracklets([woman, pair], replace(config, stitch_unseen_max_widening=10.0))) == 1
+    # not when the wide box has colours (then colours decide), nor when it is only a little wider
+    seen_pair = _tracklet([51.5], [[0.80, 0.88]], width=0.104)
+    seen_pair.appearance_sum = np.ones(DESCRIPTOR_SIZE)
+    assert not unseen_widening(woman, seen_pair, config)
+    assert not unseen_widening(woman, _tracklet([51.5], [[0.80, 0.88]], width=0.07), config)
+    # nor at the left or right frame edge, where people entering or leaving are cut by it
+    entering = _tracklet([50.5], [[0.99, 0.88]], width=0.03)
+    assert not unseen_widening(entering, pair, config)
+
+
 def test_a_single_sample_in_someone_elses_colours_is_taken_out_of_a_track() -> None:
     """opencv_vtest 50.5 s: the black-coat man's track took the jeans man's box for one sample."""
     coat, jeans = np.zeros(DESCRIPTOR_SIZE, np.float32), np.zeros(DESCRIPTOR_SIZE, np.float32)

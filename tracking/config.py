@@ -47,6 +47,11 @@ class TrackingConfig:
     # away, while his own track was 0.04 away at the previous sample; at 14.0 s a colourless man was
     # about as near (0.062 vs 0.066) to a woman walking the other way as to himself (issue 11). 0 = off
     stitch_unseen_ambiguity: float = 1.5
+    # ...nor between boxes one of which is more than this times as wide as the other and has no colours
+    # (off the left/right frame edge): a box suddenly around a neighbour too. opencv_vtest 51.0 -> 51.5 s:
+    # the blonde woman's own box (0.054 wide), then one around her and the red-jacket man (0.104, its
+    # torso too small for colours). Costs a striped-jumper man's 2-row id there (arm swung out, 19.0 s)
+    stitch_unseen_max_widening: float = 1.6
     stitch_motion_slack: float = 0.5  # plus this fraction of the box width, whatever the gap
     # a gap longer than this within a shot means the person left (or hid) and came back: the motion
     # allowance stops growing, and the colours must agree more closely (someone else may have arrived)

@@ -138,6 +138,22 @@ def nearer_alternative(previous: Tracklet, current: Tracklet, others: list[Track
     return False
 
 
+def unseen_widening(previous: Tracklet, current: Tracklet, config: TrackingConfig) -> bool:
+    """Whether one of the two boxes meeting across a gap (``previous``'s last, ``current``'s first) is more
+    than ``stitch_unseen_max_widening`` times as wide as the other and its tracklet has no colours: a box
+    around this person and a neighbour with no box of their own. Boxes at the left or right frame edge
+    (people entering or leaving, cut by the edge) are exempt."""
+    boxes = (previous.boxes[-1], current.boxes[0])
+    margin = config.frame_edge_margin
+    if any(box[0] <= margin or box[2] >= 1.0 - margin for box in boxes):
+        return False
+    widths = [float(box[2] - box[0]) for box in boxes]
+    wide = int(widths[1] > widths[0])
+    tracklet = (previous, current)[wide]
+    return (widths[wide] > config.stitch_unseen_max_widening * max(widths[1 - wide], 1e-6)
+            and not tracklet.appearance_sum.any())
+
+
 def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig,
               others: list[Tracklet] | None = None) -> bool:
     """The motion and gap gates between the time-adjacent tracklets of two groups (``others``: every
@@ -159,6 +175,8 @@ def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig,
             if np.isnan(distance) and config.stitch_unseen_ambiguity > 0 and others is not None and nearer_alternative(
                     previous, current, others, config.stitch_unseen_ambiguity):
                 return False  # ...and only when nobody else was seen nearer in between
+            if np.isnan(distance) and unseen_widening(previous, current, config):
+                return False  # ...nor onto a box suddenly much wider that has no colours: it may hold two
             if gap > config.stitch_reentry_seconds and not (
                 distance <= config.stitch_reentry_appearance_max  # NaN fails too
                 and min(previous.end - previous.start, current.end - current.start) >= config.stitch_reentry_min_seconds - 1e-6
