@@ -302,6 +302,21 @@ def test_small_people_inside_a_large_persons_box_are_not_a_group():
     assert len(without_group_boxes(man_and_woman)) == 3
 
 
+def test_a_box_around_one_person_and_a_neighbour_without_a_box_is_dropped():
+    """opencv_vtest at 51.0 s: the red-jacket man and the blonde woman boxed as one (0.091 wide) around her
+    own box (0.054 wide, same height); the man has no box of his own. Only her box is kept."""
+    from detectors.yolo_backend import without_group_boxes
+
+    pair = FrameObservations(xyxy=[[0.842, 0.765, 0.933, 1.0], [0.841, 0.753, 0.895, 0.989], [0.2, 0.4, 0.25, 0.6]],
+                             confidence=[0.84, 0.5, 0.8])
+    np.testing.assert_allclose(without_group_boxes(pair).confidence, [0.5, 0.8])
+    # a box not much wider (a swinging arm), a smaller person in front, or one only partly inside: kept
+    for boxes in ([[0.842, 0.765, 0.912, 1.0], [0.841, 0.753, 0.895, 0.989]],
+                  [[0.80, 0.70, 0.95, 1.0], [0.85, 0.85, 0.88, 1.0]],
+                  [[0.842, 0.765, 0.933, 1.0], [0.80, 0.753, 0.854, 0.989]]):
+        assert len(without_group_boxes(FrameObservations(xyxy=boxes, confidence=[0.84, 0.5]))) == 2
+
+
 def test_one_skeleton_boxed_twice_is_one_person_and_overlapping_people_stay_two():
     """deepoint_pointing_up at 10 fps: the seated man came out as two nested boxes (with and without his
     raised arm) whose joints coincide; he became Person 0 and Person 1. Two people hugging overlap as

@@ -16,7 +16,9 @@ from pipeline.config import Config
 from tracking.appearance import DESCRIPTOR_SIZE, appearance_descriptors, appearance_distance, torso_boxes
 from tracking.gaze_gaps import fill_gaze_gaps
 from tracking.gaze_smoothing import smooth_gaze_directions
-from tracking.stitching import Tracklet, assign_person_ids, competitor_breaks, plausible_motion
+from tracking.stitching import (
+    Tracklet, assign_person_ids, competitor_breaks, nearer_alternative, odd_rows, plausible_motion,
+)
 from tracking.tracker import make_tracker, track_shot
 
 FPS = 10.0
@@ -338,6 +340,91 @@ def test_motion_gate_extrapolates_velocity_over_the_gap() -> None:
     behind = _tracklet([2.0, 2.5], [[0.9, 0.5], [0.9, 0.5]])
     assert plausible_motion(moving, ahead, config)
     assert not plausible_motion(moving, behind, config)
+
+
+def test_motion_alone_does_not_join_when_someone_else_was_seen_nearer_in_between() -> None:
+    """opencv_vtest 62.5 s: a colourless sighting (behind another man) lies 0.18 from where a man left
+    1 s before, but another person's track was 0.04 from it half a second before: ambiguous, no join."""
+    left = _tracklet([61.5], [[0.98, 0.50]], width=0.04)
+    seen = _tracklet([62.5], [[0.80, 0.51]], width=0.05)
+    other = _tracklet([61.5, 62.0], [[0.77, 0.57], [0.78, 0.55]], width=0.05)
+    for t in (left, other, seen):
+        t.frames = np.array([int(round(x * 2)) for x in t.times])  # sampled-frame indices at 2 fps
+    assert nearer_alternative(left, seen, [other], ratio=1.5)
+    # nobody near, someone seen only after, or someone seen beside the sighting (an occluder): no veto
+    far = _tracklet([61.5, 62.0], [[0.2, 0.5], [0.21, 0.5]])
+    later = _tracklet([63.0], [[0.80, 0.51]])
+    beside = _tracklet([62.0, 62.5], [[0.79, 0.52], [0.80, 0.52]])
+    for t in (far, later, beside):
+        t.frames = np.array([int(round(x * 2)) for x in t.times])
+    assert not nearer_alternative(left, seen, [far], ratio=1.5)
+    assert not nearer_alternative(left, seen, [later], ratio=1.5)
+    assert not nearer_alternative(left, seen, [beside], ratio=1.5)
+    # ... and the join itself: stitching keeps the colourless sighting away from the man who left
+    from dataclasses import replace
+
+    from tracking.stitching import stitch_tracklets
+
+    other.appearance_sum = np.ones(DESCRIPTOR_SIZE)  # seen in colours, which the sighting has none of
+    config = Config().tracking
+    def together(groups):
+        return any(any(t is left for t in g) and any(t is seen for t in g) for g in groups)
+
+    assert not together(stitch_tracklets([left, seen, other], config))
+    assert together(stitch_tracklets([left, seen, other], replace(config, stitch_unseen_ambiguity=0.0)))
+
+
+def test_motion_alone_does_not_join_a_colourless_box_suddenly_much_wider() -> None:
+    """opencv_vtest 51.0 -> 51.5 s: the woman's own box (0.054 wide), then a colourless box around her
+    and the red-jacket man (0.104)."""
+    from dataclasses import replace
+
+    from tracking.stitching import stitch_tracklets, unseen_widening
+
+    config = Config().tracking
+    woman = _tracklet([50.5, 51.0], [[0.90, 0.88], [0.87, 0.88]], width=0.054)
+    woman.appearance_sum = np.ones(DESCRIPTOR_SIZE)
+    pair = _tracklet([51.5], [[0.80, 0.88]], width=0.104)
+    pair.frames = np.array([2])
+    assert unseen_widening(woman, pair, config)
+    assert len(stitch_tracklets([woman, pair], config)) == 2
+    assert len(stitch_tracklets([woman, pair], replace(config, stitch_unseen_max_widening=10.0))) == 1
+    # not when the wide box has colours (then colours decide), nor when it is only a little wider
+    seen_pair = _tracklet([51.5], [[0.80, 0.88]], width=0.104)
+    seen_pair.appearance_sum = np.ones(DESCRIPTOR_SIZE)
+    assert not unseen_widening(woman, seen_pair, config)
+    assert not unseen_widening(woman, _tracklet([51.5], [[0.80, 0.88]], width=0.07), config)
+    # nor at the left or right frame edge, where people entering or leaving are cut by it
+    entering = _tracklet([50.5], [[0.99, 0.88]], width=0.03)
+    assert not unseen_widening(entering, pair, config)
+
+
+def test_a_single_sample_in_someone_elses_colours_is_taken_out_of_a_track() -> None:
+    """opencv_vtest 50.5 s: the black-coat man's track took the jeans man's box for one sample."""
+    coat, jeans = np.zeros(DESCRIPTOR_SIZE, np.float32), np.zeros(DESCRIPTOR_SIZE, np.float32)
+    coat[:3], jeans[2:5] = 1 / 3, 1 / 3  # Hellinger distance 0.67
+    track = np.stack([coat, coat, jeans, coat, np.zeros(DESCRIPTOR_SIZE, np.float32), coat])
+    assert odd_rows(track, 0.4) == [2]
+    assert odd_rows(track, 0.0) == []  # off
+    assert odd_rows(track[:3], 0.4) == []  # too few other rows to judge
+    # two people's stretches (a quarter or more of the rows each) are not stray samples
+    assert odd_rows(np.stack([coat, coat, coat, jeans, jeans, jeans]), 0.4) == []
+    # unseen rows are never odd; a steady track has none
+    assert odd_rows(np.stack([coat] * 5), 0.4) == []
+    # it is dropped only when another track seen within a second has colours closer to it than its own:
+    # a large person whose colours change as he turns keeps his odd sample
+    from tracking.stitching import _closer_elsewhere
+
+    times = np.arange(10) * 0.5
+    rows = [(k, 0) for k in range(6)]
+    jeans_track = (0, [(2, 1), (3, 1)], np.stack([jeans, jeans]))
+    pieces = [(0, rows, track), jeans_track]
+    assert _closer_elsewhere(2, 0, rows, track, pieces, times, 1.0)
+    assert not _closer_elsewhere(2, 0, rows, track, [(0, rows, track)], times, 1.0)  # nobody else
+    later = (0, [(9, 1)], np.stack([jeans]))  # seen 3.5 s later
+    assert not _closer_elsewhere(2, 0, rows, track, [(0, rows, track), later], times, 1.0)
+    other_shot = (1, [(2, 1)], np.stack([jeans]))
+    assert not _closer_elsewhere(2, 0, rows, track, [(0, rows, track), other_shot], times, 1.0)
 
 
 # --- gaze gap filling ----------------------------------------------------------------------------

@@ -21,6 +21,12 @@ class TrackingConfig:
     # a tracklet is cut where its colours change for good (two detections in a row this far, Bhattacharyya,
     # from its mean so far): the tracker matched boxes of two people who crossed; stitching re-joins
     track_split_appearance: float = 0.5
+    # ...and a single row whose colours are further than this from the pooled colours of the tracklet's
+    # other seen rows (at least 3) is dropped: opencv_vtest's black-coat man's track took a jeans man's
+    # box for one sample (0.43 from the rest, its own rows <= 0.20), a new track opened on one man and then
+    # followed the bald man in front (0.44); the other rows of the clip's long tracklets are <= 0.34 from
+    # theirs. Left to stitching, such a row joined others' lone rows into a mixed id. 0 = off
+    track_odd_row_appearance: float = 0.4
     # ...and where it took a box while another one in reach (similar size, within 1.5 box widths) had
     # colours closer to its own by more than this: side-by-side people whose boxes traded places
     track_split_competitor_margin: float = 0.1
@@ -35,6 +41,17 @@ class TrackingConfig:
     stitch_motion_max_heights: float = 1.0
     stitch_max_size_ratio: float = 1.5  # box heights across a gap differ by at most this factor
     stitch_unseen_max_gap_seconds: float = 1.0  # without colours (not seen well) motion vouches only this long
+    # ...and only when no other tracklet seen in that gap (not beside it) comes within this many times
+    # the joined move of either end: opencv_vtest's red-jacket man, colourless behind another man at
+    # 62.5 s, was joined on motion to a man who had left at the right edge 1 s before, 0.18 frame widths
+    # away, while his own track was 0.04 away at the previous sample; at 14.0 s a colourless man was
+    # about as near (0.062 vs 0.066) to a woman walking the other way as to himself (issue 11). 0 = off
+    stitch_unseen_ambiguity: float = 1.5
+    # ...nor between boxes one of which is more than this times as wide as the other and has no colours
+    # (off the left/right frame edge): a box suddenly around a neighbour too. opencv_vtest 51.0 -> 51.5 s:
+    # the blonde woman's own box (0.054 wide), then one around her and the red-jacket man (0.104, its
+    # torso too small for colours). Costs a striped-jumper man's 2-row id there (arm swung out, 19.0 s)
+    stitch_unseen_max_widening: float = 1.6
     stitch_motion_slack: float = 0.5  # plus this fraction of the box width, whatever the gap
     # a gap longer than this within a shot means the person left (or hid) and came back: the motion
     # allowance stops growing, and the colours must agree more closely (someone else may have arrived)

@@ -118,8 +118,46 @@ class _Group:
         return min(t.start for t in self.members)
 
 
-def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig) -> bool:
-    """The motion and gap gates between the time-adjacent tracklets of two groups."""
+def nearer_alternative(previous: Tracklet, current: Tracklet, others: list[Tracklet], ratio: float) -> bool:
+    """Whether another tracklet, seen between ``previous``'s end and ``current``'s start (ends included)
+    and never at ``current``'s frames, has a sighting within ``ratio`` times the move from ``previous``'s
+    last box to ``current``'s first of either of them: someone else could as well be the one seen, so
+    motion alone does not say who it is."""
+    end, start = previous.centre(-1), current.centre(0)
+    reach = ratio * float(np.linalg.norm(start - end))
+    current_frames = set(current.frames.tolist())
+    for other in others:
+        if other.end < previous.end - 1e-6 or other.start > current.start + 1e-6:
+            continue
+        if current_frames & set(other.frames.tolist()):
+            continue  # seen beside it: not the same person
+        for k in np.flatnonzero((other.times >= previous.end - 1e-6) & (other.times <= current.start + 1e-6)):
+            centre = other.centre(int(k))
+            if min(np.linalg.norm(centre - start), np.linalg.norm(centre - end)) < reach:
+                return True
+    return False
+
+
+def unseen_widening(previous: Tracklet, current: Tracklet, config: TrackingConfig) -> bool:
+    """Whether one of the two boxes meeting across a gap (``previous``'s last, ``current``'s first) is more
+    than ``stitch_unseen_max_widening`` times as wide as the other and its tracklet has no colours: a box
+    around this person and a neighbour with no box of their own. Boxes at the left or right frame edge
+    (people entering or leaving, cut by the edge) are exempt."""
+    boxes = (previous.boxes[-1], current.boxes[0])
+    margin = config.frame_edge_margin
+    if any(box[0] <= margin or box[2] >= 1.0 - margin for box in boxes):
+        return False
+    widths = [float(box[2] - box[0]) for box in boxes]
+    wide = int(widths[1] > widths[0])
+    tracklet = (previous, current)[wide]
+    return (widths[wide] > config.stitch_unseen_max_widening * max(widths[1 - wide], 1e-6)
+            and not tracklet.appearance_sum.any())
+
+
+def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig,
+              others: list[Tracklet] | None = None) -> bool:
+    """The motion and gap gates between the time-adjacent tracklets of two groups (``others``: every
+    tracklet of neither group, for the ambiguity test of joins on motion alone)."""
     if a.frames & b.frames:
         return False
     ordered = sorted([(t, 0) for t in a.members] + [(t, 1) for t in b.members], key=lambda m: m[0].start)
@@ -134,6 +172,11 @@ def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig) -> 
                 return False
             if np.isnan(distance) and gap > config.stitch_unseen_max_gap_seconds + 1e-6:
                 return False  # nothing but motion vouches, and only over a short gap
+            if np.isnan(distance) and config.stitch_unseen_ambiguity > 0 and others is not None and nearer_alternative(
+                    previous, current, others, config.stitch_unseen_ambiguity):
+                return False  # ...and only when nobody else was seen nearer in between
+            if np.isnan(distance) and unseen_widening(previous, current, config):
+                return False  # ...nor onto a box suddenly much wider that has no colours: it may hold two
             if gap > config.stitch_reentry_seconds and not (
                 distance <= config.stitch_reentry_appearance_max  # NaN fails too
                 and min(previous.end - previous.start, current.end - current.start) >= config.stitch_reentry_min_seconds - 1e-6
@@ -162,7 +205,11 @@ def stitch_tracklets(tracklets: list[Tracklet], config: TrackingConfig) -> list[
             if not np.isfinite(ranked[upper][k]):
                 break
             i, j = int(upper[0][k]), int(upper[1][k])
-            if _can_join(groups[i], groups[j], float(distances[i, j]), config):
+            others = None
+            if np.isnan(distances[i, j]):
+                members = {id(t) for t in groups[i].members + groups[j].members}
+                others = [t for t in tracklets if id(t) not in members]
+            if _can_join(groups[i], groups[j], float(distances[i, j]), config, others):
                 groups[i] = _Group(
                     groups[i].members + groups[j].members,
                     groups[i].frames | groups[j].frames,
@@ -182,6 +229,7 @@ def build_tracklets(
     """Run a fresh tracker per shot and collect its tracklets (rows the tracker left unassigned are
     not part of any tracklet)."""
     tracklets: list[Tracklet] = []
+    pieces: list[tuple[int, list[tuple[int, int]], np.ndarray]] = []  # (shot, rows, clean descriptors)
     for shot in np.unique(shot_ids):
         positions = np.flatnonzero(shot_ids == shot)
         ids_per_frame = track_shot([observations[p] for p in positions], config, fps)
@@ -203,9 +251,33 @@ def build_tracklets(
                 breaks = sorted(set(appearance_breaks(descriptors, config.track_split_appearance))
                                 | set(competitor_breaks(part_rows, descriptors, observations, config.track_split_competitor_margin)))
                 for piece in np.split(np.arange(len(part_rows)), breaks):
-                    tracklets.append(_make_tracklet(int(shot), [part_rows[k] for k in piece], observations, times,
-                                                    descriptors[piece]))
+                    pieces.append((int(shot), [part_rows[k] for k in piece], descriptors[piece]))
+    # a single sample of someone else's box (odd colours in its tracklet that another tracklet seen
+    # within track_gap_split_seconds shares more closely) cannot be attributed: it is dropped (left to
+    # stitching, it pulled other people's lone rows into wrong groups)
+    for shot, piece_rows, descriptors in pieces:
+        odd = [k for k in odd_rows(descriptors, config.track_odd_row_appearance)
+               if _closer_elsewhere(k, shot, piece_rows, descriptors, pieces, times, config.track_gap_split_seconds)]
+        kept = np.array([k for k in range(len(piece_rows)) if k not in odd], int)
+        tracklets.append(_make_tracklet(shot, [piece_rows[k] for k in kept], observations, times, descriptors[kept]))
     return tracklets
+
+
+def _closer_elsewhere(k: int, shot: int, rows: list[tuple[int, int]], descriptors: np.ndarray,
+                      pieces: list[tuple[int, list[tuple[int, int]], np.ndarray]], times: np.ndarray, reach_s: float) -> bool:
+    """Whether row ``k`` of a tracklet piece is closer in colours to the pooled colours of another piece
+    of its shot, seen within ``reach_s`` of it, than to the rest of its own piece."""
+    own = descriptors.astype(np.float64).sum(axis=0) - descriptors[k]
+    distance = float(appearance_distance(descriptors[k], own)[0, 0])
+    t = times[rows[k][0]]
+    for other_shot, other_rows, other_descriptors in pieces:
+        if other_rows is rows or other_shot != shot or not other_descriptors.any():
+            continue
+        if min(abs(times[p] - t) for p, _ in other_rows) > reach_s + 1e-6:
+            continue
+        if float(appearance_distance(descriptors[k], other_descriptors.sum(axis=0))[0, 0]) < distance:
+            return True
+    return False
 
 
 _OVERLAP_CONTAMINATES = 0.2  # a box this much covered by another's sees two people's colours
@@ -223,6 +295,25 @@ def _clean_appearance(frame: FrameObservations, row: int) -> np.ndarray:
         if float((width * height).max()) / area > _OVERLAP_CONTAMINATES:
             return np.zeros_like(frame.appearance[row])
     return frame.appearance[row]
+
+
+_ODD_ROW_MIN_OTHERS = 3  # a row is judged odd only against at least this many other seen rows
+
+
+def odd_rows(descriptors: np.ndarray, max_distance: float) -> list[int]:
+    """Rows of a tracklet (K, D) whose colours are further than ``max_distance`` from the pooled colours
+    of all its other seen rows: a single sample where the tracker took someone else's box (an occluder's,
+    or a new track opened on one person and handed to the one in front). Unseen rows are never odd, and
+    none are when more than a quarter of the seen rows would be; ``max_distance`` <= 0 = off."""
+    if max_distance <= 0 or not descriptors.shape[1]:
+        return []
+    seen = [k for k in range(len(descriptors)) if descriptors[k].sum() > 0]
+    if len(seen) < _ODD_ROW_MIN_OTHERS + 1:
+        return []
+    total = descriptors[seen].astype(np.float64).sum(axis=0)
+    odd = [k for k in seen if float(appearance_distance(descriptors[k], total - descriptors[k])[0, 0]) > max_distance]
+    # more than a few odd rows: two people's stretches (appearance_breaks' business), not stray samples
+    return odd if len(odd) <= len(seen) // (_ODD_ROW_MIN_OTHERS + 1) else []
 
 
 def appearance_breaks(descriptors: np.ndarray, max_distance: float) -> list[int]:
