@@ -7,7 +7,7 @@ import time
 import numpy as np
 
 from detectors.base import check_frames
-from detectors.keypoints import head_box
+from detectors.keypoints import box_iou_matrix, head_box
 from detectors.mediapipe_models import MIN_FACE_SHARE, Face, MediaPipeModels
 from detectors.observation import FrameObservations
 from detectors.person_pool import PersonPool
@@ -182,14 +182,7 @@ def with_small_people(found: FrameObservations, larger: FrameObservations, max_h
 
 def _max_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Per box of ``a`` (N, 4) its largest IoU with a box of ``b`` (M, 4); 0 when ``b`` is empty."""
-    if not len(a) or not len(b):
-        return np.zeros(len(a))
-    a, b = a[:, None], b[None]
-    overlap = (np.clip(np.minimum(a[..., 2], b[..., 2]) - np.maximum(a[..., 0], b[..., 0]), 0, None)
-               * np.clip(np.minimum(a[..., 3], b[..., 3]) - np.maximum(a[..., 1], b[..., 1]), 0, None))
-    area_a = (a[..., 2] - a[..., 0]) * (a[..., 3] - a[..., 1])
-    area_b = (b[..., 2] - b[..., 0]) * (b[..., 3] - b[..., 1])
-    return (overlap / np.maximum(area_a + area_b - overlap, 1e-9)).max(axis=1)
+    return box_iou_matrix(a, b).max(axis=1) if len(a) and len(b) else np.zeros(len(a))
 
 
 # a face must be this sure to re-anchor a body found without it (MediaPipe's own default threshold): the

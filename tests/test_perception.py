@@ -14,7 +14,7 @@ import pytest
 from pipeline import schema
 from pipeline.clip import ClipSpec
 from pipeline.config import Config
-from tracking.segment_identity import box_iou
+from detectors.keypoints import box_iou_matrix as box_iou
 from pipeline.perception import PerceptionWorker
 from pipeline.video import VideoError
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from detectors.keypoints import box_iou_matrix
 from tracking.config import TrackingConfig
 from tracking.appearance import DESCRIPTOR_SIZE, appearance_distance
 from tracking.stitching import Tracklet, plausible_motion
@@ -66,21 +67,6 @@ class _Identity:
     last_shot: int
 
 
-def box_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """(M, K) IoU between xyxy boxes ``a`` (M, 4) and ``b`` (K, 4)."""
-    a = np.asarray(a, np.float64).reshape(-1, 4)
-    b = np.asarray(b, np.float64).reshape(-1, 4)
-    x1 = np.maximum(a[:, None, 0], b[None, :, 0])
-    y1 = np.maximum(a[:, None, 1], b[None, :, 1])
-    x2 = np.minimum(a[:, None, 2], b[None, :, 2])
-    y2 = np.minimum(a[:, None, 3], b[None, :, 3])
-    inter = np.clip(x2 - x1, 0, None) * np.clip(y2 - y1, 0, None)
-    area_a = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1])
-    area_b = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
-    union = area_a[:, None] + area_b[None, :] - inter
-    return np.where(union > 0, inter / np.where(union > 0, union, 1.0), 0.0)
-
-
 def mean_overlap_iou(
     local_ids: np.ndarray, local_frames: np.ndarray, local_boxes: np.ndarray,
     video_ids: np.ndarray, video_frames: np.ndarray, video_boxes: np.ndarray,
@@ -94,7 +80,7 @@ def mean_overlap_iou(
     for frame in np.intersect1d(local_frames, video_frames):
         here_local = local_frames == frame
         here_video = video_frames == frame
-        iou = box_iou(local_boxes[here_local], video_boxes[here_video])
+        iou = box_iou_matrix(local_boxes[here_local], video_boxes[here_video])
         rows = np.searchsorted(local_unique, local_ids[here_local])
         cols = np.searchsorted(video_unique, video_ids[here_video])
         iou_sum[np.ix_(rows, cols)] += iou
