@@ -89,7 +89,7 @@ class ItemReader:
             return f"person:{self.label(m.group(1)) or '#' + m.group(1)}"
         if phrase == "the camera":
             return "camera"
-        if phrase == "something off screen":
+        if phrase == "something unidentified":
             return "elsewhere"
         if phrase == "the same spot":
             return "location"

@@ -72,7 +72,9 @@ def target_phrase(target: Optional[Target], viewer: Optional[int] = None) -> str
     """How a gaze or gesture target is named in questions and options; ``viewer`` is the person whose
     gaze or gesture it is (their own hands are "their own hands")."""
     if target is None:
-        return "something off screen"
+        # a ray that hits nothing we detect: often a thing in view that no detector names (deepoint_lamp1's
+        # lamp), so never "off screen"
+        return "something unidentified"
     if target.kind == "person":
         return person(target.person_id)
     if target.kind == "hands":
