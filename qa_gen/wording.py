@@ -190,13 +190,16 @@ def gesture_clause(event: Event) -> str:
 
 def event_sentence(event: Event, step: float, window: Optional[tuple[float, float]] = None) -> str:
     """One factual sentence with person ids and times, for open-ended answers, evidence steps and
-    captions: the event's clause, then when (an instant for onsets, a span for states). With ``window``,
+    captions: the event's clause, then when (an instant for onsets, a span for states, told inside the
+    event at the sampling step). With ``window``,
     a state is told only for its part inside the window (an answer about 2.5-3.0 s says nothing about
     0.0-2.5 s)."""
     start, end = event.start, event.end
     if window is not None:
         start, end = max(start, window[0]), min(end, window[1])
-    a, b = fmt_time(start, step), fmt_time(end, step)
+    # a span is told at the step-aligned instants inside it, as questions ask about it: plain rounding
+    # printed a state that runs to the end of a 3.37 s clip as lasting "to 3.5 seconds"
+    a, b = (fmt_time(t, step) for t in inner_window(start, end, step))
     et = event.event_type
     text = event_clause(event)
     if et == "gaze_following":
