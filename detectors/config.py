@@ -130,6 +130,10 @@ class ReferentConfig:
     # pointing frames are searched at this longer side (pixels): the thing pointed at is seen at a
     # distance of a room, so small detail does not matter and the search stays cheap
     working_side: int = 320
+    # mean-shift smoothing before regions grow (spatial radius in working pixels, colour radius in RGB
+    # levels): flattens texture (a pleated shade, fabric weave) so one thing is one region, keeps edges
+    smoothing_radius: int = 6
+    smoothing_colour: float = 18.0
     # the ray starts this share of the frame diagonal past the fingertip (the fingertip estimate is a
     # few pixels off, and the finger itself must not be the referent)
     fingertip_clearance: float = 0.01
