@@ -53,7 +53,7 @@ def find_referents(
     rays = np.isfinite(origins).all(axis=1) & np.isfinite(directions).all(axis=1)
     if not rays.any() or image.size == 0:
         return FrameObjects.empty()
-    working, scale = _working_image(image, config)
+    working = _working_image(image, config)
     height, width = working.shape[:2]
     lab = cv2.cvtColor(working, cv2.COLOR_RGB2LAB)
     # the image regions grow in: Lab with lightness weighted down, so the shadowed side of a thing
@@ -86,13 +86,12 @@ def referents_in_frames(images: list[np.ndarray], people: list[FrameObservations
     return found
 
 
-def _working_image(image: np.ndarray, config: ReferentConfig) -> tuple[np.ndarray, float]:
-    """The frame downscaled to ``side`` pixels on its longer side and smoothed so that texture (a
+def _working_image(image: np.ndarray, config: ReferentConfig) -> np.ndarray:
+    """The frame downscaled to ``working_side`` pixels on its longer side and smoothed so that texture (a
     pleated shade, fabric) does not split one thing into many regions while edges stay sharp."""
     scale = min(1.0, config.working_side / max(image.shape[:2]))
     small = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA) if scale < 1 else image
-    smoothed = cv2.pyrMeanShiftFiltering(np.ascontiguousarray(small), config.smoothing_radius, config.smoothing_colour)
-    return smoothed, scale
+    return cv2.pyrMeanShiftFiltering(np.ascontiguousarray(small), config.smoothing_radius, config.smoothing_colour)
 
 
 def _ray_pixels(origin: np.ndarray, direction: np.ndarray, width: int, height: int, reach: float) -> np.ndarray:

@@ -227,7 +227,8 @@ def associate_targets(
     frames' ``times`` and ``shot_ids``, gaze targets that do not hold over neighbouring frames
     become unknown (``gaze.target_stable_seconds``, widened to reach the neighbouring samples:
     ``geometry.stability_window``); ``objects`` = (per-frame objects, their object ids) when an object
-    detector ran (ids < 0 are ignored)."""
+    detector or the referent finder found any (ids < 0 are ignored); a gaze that hits nothing then counts
+    on the object its owner points at when it passes near it (``geometry.gaze_on_pointed_objects``)."""
     from events import geometry
 
     counts = [len(frame) for frame in people]
