@@ -98,6 +98,12 @@ class GazeConfig:
     # 1.43-1.7 s) are kept; bench_accuracy 38 -> 41 of 56 gaze rows at 2 fps, 15 / 20 / 30 degrees alike,
     # no event or QA item changes verdict (benchmarks/README.md, "Issue 10, 2026-11-25")
     target_turn_keep_deg: float = 20.0
+    # while someone points at an object (within pointed_object_hold_seconds of a frame where they do),
+    # a gaze that hits nothing counts as on that object when its image-plane direction is within this
+    # angle of the object's box (events.geometry.gaze_on_pointed_objects: pointers look at their
+    # referent, and a turned face's head pose + iris ray passes some way above or below it); 0 = off
+    pointed_object_max_angle_deg: float = 25.0
+    pointed_object_hold_seconds: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -114,3 +120,46 @@ class PointingConfig:
     # a forearm shorter than this fraction of the upper arm is an occluded elbow snapped onto the hand
     # (hands held together in front of the chest): the arm's shape is unknown, so it is not "raised"
     min_forearm_ratio: float = 0.35
+
+
+@dataclass(frozen=True)
+class ReferentConfig:
+    """The class-agnostic pointed-at object finder (detectors/referents.py)."""
+
+    enabled: bool = True  # look for the thing pointed at on frames where someone points
+    # pointing frames are searched at this longer side (pixels): the thing pointed at is seen at a
+    # distance of a room, so small detail does not matter and the search stays cheap
+    working_side: int = 320
+    # mean-shift smoothing before regions grow (spatial radius in working pixels, colour radius in RGB
+    # levels): flattens texture (a pleated shade, fabric weave) so one thing is one region, keeps edges
+    smoothing_radius: int = 6
+    smoothing_colour: float = 18.0
+    # the ray starts this share of the frame diagonal past the fingertip (the fingertip estimate is a
+    # few pixels off, and the finger itself must not be the referent)
+    fingertip_clearance: float = 0.01
+    max_reach: float = 0.8  # the ray is searched this share of the frame diagonal
+    # pixels within this many levels of the seed (per channel of Lab with lightness scaled by
+    # lightness_weight, after smoothing) belong to one region: a shaded lamp shade stays one region,
+    # a lamp and the wall behind it do not
+    colour_tolerance: float = 14.0
+    lightness_weight: float = 0.4
+    ring_width: float = 0.01  # the surroundings a region is contrasted with: a ring this share of the diagonal
+    # a referent is a thing: between a small object at room distance and a large piece of furniture
+    min_area: float = 0.0012
+    max_area: float = 0.06
+    min_fill: float = 0.35  # region pixels / box pixels: a snake through the scene is not one thing
+    max_elongation: float = 4.0  # longer box side / shorter: table legs, cables and door frames are not referents
+    # Lab distance between the region's colour and its ring's: a thing that stands out from what is
+    # around it, not a shade step on a wall
+    min_contrast: float = 25.0
+    # a referent's colour is rare in the frame: at most this many pixels elsewhere (within
+    # same_colour_distance in Lab of its mean colour) per pixel of the region. One fragment of a
+    # textured thing (a backpack's panel, a table leg among others) shares its colour with the rest
+    max_colour_share: float = 2.0
+    same_colour_distance: float = 12.0
+    # share of the region's box a person box may cover: people (and what they hold) are not referents
+    max_person_overlap: float = 0.2
+    # a referent found on a pointing frame is also placed on the frames of the same shot this close in
+    # time (a pointed-at thing is furniture-like and does not move that fast; a cut ends it), so a look
+    # just before or after the point can land on it (GazeConfig.pointed_object_hold_seconds)
+    carry_seconds: float = 0.5

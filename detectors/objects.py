@@ -30,6 +30,19 @@ class FrameObjects:
     def __len__(self) -> int:
         return len(self.xyxy)
 
+    @classmethod
+    def empty(cls) -> "FrameObjects":
+        return cls(np.zeros((0, 4), np.float32), np.zeros(0, np.float32), np.zeros(0, dtype=object))
+
+    @classmethod
+    def concat(cls, parts: list["FrameObjects"]) -> "FrameObjects":
+        """One frame's objects from several sources (a detection model, the referent finder)."""
+        parts = [p for p in parts if len(p)]
+        if not parts:
+            return cls.empty()
+        return cls(np.concatenate([p.xyxy for p in parts]), np.concatenate([p.confidence for p in parts]),
+                   np.concatenate([p.label for p in parts]))
+
 
 def object_classes(names: list[str]) -> list[int]:
     """The class indices to detect: all but people (the pose model finds them, with identities)."""
@@ -70,7 +83,7 @@ class ObjectDetector:
         for result in results:
             boxes = result.boxes
             if boxes is None or len(boxes) == 0:
-                out.append(FrameObjects(np.zeros((0, 4)), np.zeros(0), np.zeros(0, dtype=object)))
+                out.append(FrameObjects.empty())
                 continue
             class_ids = boxes.cls.cpu().numpy().astype(int)
             out.append(FrameObjects(

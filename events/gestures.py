@@ -23,6 +23,15 @@ def _smoothed_runs(arrays: TrackArrays, mask: np.ndarray, config: EventConfig):
     return rows[keep], starts[keep], ends[keep], smooth
 
 
+def pointing_spans(arrays: TrackArrays, config: EventConfig) -> np.ndarray:
+    """(P, F) bool: the frames inside each person's pointing events (the runs ``detect_pointing`` reports)."""
+    rows, starts, ends, _ = _smoothed_runs(arrays, arrays.pointing, config)
+    inside = np.zeros_like(arrays.pointing, dtype=bool)
+    for row, s, e in zip(rows.tolist(), starts.tolist(), ends.tolist()):
+        inside[row, s : e + 1] = True
+    return inside
+
+
 def detect_pointing(arrays: TrackArrays, config: EventConfig) -> list[Event]:
     """Pointing intervals per person; the target is the most frequent pointing target inside the interval."""
     rows, starts, ends, _ = _smoothed_runs(arrays, arrays.pointing, config)
@@ -83,12 +92,15 @@ def detect_reaching(arrays: TrackArrays, arms: ArmState, config: EventConfig) ->
     """An empty open hand on an extended arm aimed at a person or an object (not pointing, not held up
     overhead)."""
     n_people = arrays.n_people
+    # a frame inside one's own pointing event is that point with the finger unread for a sample (at
+    # 10 fps the hand shape flickers), not a reach toward what is pointed at
+    pointing = arrays.pointing | pointing_spans(arrays, config)
     empty_hand = np.stack([(arms.holding & (1 << h)).sum(axis=1) == 0 for h in range(2)], axis=-1)  # (P, F, 2)
     ok = (
         (np.nan_to_num(arms.extension, nan=0.0) >= config.reach_min_extension)
         & arms.raised & ~arms.overhead
         & (np.nan_to_num(arrays.hand_open, nan=0.0) >= config.reach_min_open)
-        & (arms.aim_any >= 0) & empty_hand & ~arrays.pointing[..., None] & arrays.present[..., None]
+        & (arms.aim_any >= 0) & empty_hand & ~pointing[..., None] & arrays.present[..., None]
     )
     # the more extended qualifying arm decides the target
     ext = np.where(ok, arms.extension, -1.0)

@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from detectors.config import DetectorConfig, GazeConfig, PointingConfig
+from detectors.config import DetectorConfig, GazeConfig, PointingConfig, ReferentConfig
 from events.config import EventConfig
 from qa_gen.config import QAConfig
 from tracking.config import TrackingConfig
 
-__all__ = ["Config", "SamplingConfig", "RunConfig", "DetectorConfig", "GazeConfig", "PointingConfig",
+__all__ = ["Config", "SamplingConfig", "RunConfig", "DetectorConfig", "GazeConfig", "PointingConfig", "ReferentConfig",
            "TrackingConfig", "EventConfig", "QAConfig", "usable_cores"]
 
 
@@ -67,6 +67,7 @@ class Config:
     tracking: TrackingConfig = field(default_factory=TrackingConfig)
     gaze: GazeConfig = field(default_factory=GazeConfig)
     pointing: PointingConfig = field(default_factory=PointingConfig)
+    referents: ReferentConfig = field(default_factory=ReferentConfig)
     events: EventConfig = field(default_factory=EventConfig)
     qa: QAConfig = field(default_factory=QAConfig)
     run: RunConfig = field(default_factory=RunConfig)
@@ -80,9 +81,9 @@ class Config:
     # hash changed (a new QA seed does not redo perception). Each stage includes the stages before it.
     STAGES = ("perception", "events", "qa")
     _STAGE_KEYS = {
-        "perception": ("sampling", "detector", "tracking", "gaze", "pointing"),
-        "events": ("sampling", "detector", "tracking", "gaze", "pointing", "events"),
-        "qa": ("sampling", "detector", "tracking", "gaze", "pointing", "events", "qa", "seed"),
+        "perception": ("sampling", "detector", "tracking", "gaze", "pointing", "referents"),
+        "events": ("sampling", "detector", "tracking", "gaze", "pointing", "referents", "events"),
+        "qa": ("sampling", "detector", "tracking", "gaze", "pointing", "referents", "events", "qa", "seed"),
     }
 
     def to_dict(self) -> dict[str, Any]:

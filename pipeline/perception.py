@@ -7,7 +7,8 @@ grow with the length of the video; only the small per-frame observations are kep
 
 Stages (timed in ``PerceptionResult.timings``): decode (including colour conversion and resizing),
 shots, detect (finding people), refine (face mesh / hands on their crops, when the backend reports it
-apart), objects (only with ``--object-weights``), track (appearance, tracker, stitching), gaze
+apart), objects (only with ``--object-weights``), referents (the thing pointed at, on pointing frames:
+detectors/referents.py), track (appearance, tracker, stitching), gaze
 (gap filling and target association), table, total.
 """
 from __future__ import annotations
@@ -25,6 +26,7 @@ import pyarrow as pa
 
 from detectors.objects import FrameObjects
 from detectors.observation import FrameObservations
+from detectors.referents import REFERENT_LABEL, referents_in_frames
 from pipeline import schema
 from pipeline.clip import ClipSpec, PerceptionResult, VideoInfo
 from pipeline.config import Config
@@ -33,7 +35,7 @@ from pipeline.video import SampledFrame, ShotDetector, VideoError, iter_frames, 
 from tracking.appearance import appearance_descriptors
 from tracking.gaze_gaps import fill_gaze_gaps
 from tracking.gaze_smoothing import smooth_gaze_directions
-from tracking.objects import assign_object_ids
+from tracking.objects import assign_object_ids, carry_objects
 from tracking.stitching import assign_person_ids
 
 __all__ = ["PerceptionWorker", "VideoError", "build_identities_table", "build_objects_table", "build_tracks_table"]
@@ -83,6 +85,7 @@ class PerceptionWorker:
         shots = ShotDetector(sampling.fps, threshold=sampling.scene_threshold, min_seconds=sampling.scene_min_seconds)
         observations: list[FrameObservations] = []
         objects: list[FrameObjects] = []
+        referents: list[FrameObjects] = []
         times: list[float] = []
         native_idx: list[int] = []
         batch: list[SampledFrame] = []
@@ -106,7 +109,10 @@ class PerceptionWorker:
                     times.append(frame.t)
                     native_idx.append(frame.native_frame_idx)
                 if batch and (frame is None or len(batch) >= max(1, self.config.detector.batch_size)):
-                    observations.extend(self._observe(batch, timings))
+                    seen = self._observe(batch, timings)
+                    observations.extend(seen)
+                    with _timed(timings, "referents"):
+                        referents.extend(referents_in_frames([f.image for f in batch], seen, self.config.referents))
                     if self.on_frames is not None:
                         self.on_frames(len(batch))
                     if self.object_detector is not None:
@@ -120,11 +126,12 @@ class PerceptionWorker:
             raise VideoError(clip.uri, f"no frames in [{clip.start_s:.2f}, {clip.end_s:.2f}) s")
         times_array = np.asarray(times, np.float64)
         shot_ids = shots.shot_ids()[: len(times)]
+        objects = _with_referents(objects, referents, times_array, shot_ids, self.config.referents.carry_seconds)
         with _timed(timings, "track"):
             people = assign_person_ids(observations, times_array, shot_ids, self.config.tracking, self.config.sampling.fps)
             object_ids = (assign_object_ids(objects, shot_ids, self.config.tracking, self.config.sampling.fps,
                                             self.config.detector.object_conf)
-                          if self.object_detector is not None else None)
+                          if objects is not None else None)
         with _timed(timings, "gaze"):
             smooth_gaze_directions(people, times_array, shot_ids, self.config.gaze.smooth_seconds)
             filled = fill_gaze_gaps(people, times_array, shot_ids, self.config.gaze)
@@ -173,6 +180,18 @@ class PerceptionWorker:
         return observations
 
 
+def _with_referents(detected: list[FrameObjects], referents: list[FrameObjects], times: np.ndarray,
+                    shot_ids: np.ndarray, carry_seconds: float) -> Optional[list[FrameObjects]]:
+    """Per frame, the object model's objects (when it ran) and the referents found (carried over
+    ``carry_seconds`` within the shot); None when there are neither, so no objects table is written."""
+    if not any(len(f) for f in referents):
+        return detected if detected else None
+    referents = carry_objects(referents, times, shot_ids, carry_seconds)
+    if not detected:
+        return referents
+    return [FrameObjects.concat([d, r]) for d, r in zip(detected, referents)]
+
+
 @contextmanager
 def _timed(timings: dict[str, float], stage: str) -> Iterator[None]:
     """Add the wall time of a ``with`` block to ``timings[stage]``."""
@@ -208,7 +227,8 @@ def associate_targets(
     frames' ``times`` and ``shot_ids``, gaze targets that do not hold over neighbouring frames
     become unknown (``gaze.target_stable_seconds``, widened to reach the neighbouring samples:
     ``geometry.stability_window``); ``objects`` = (per-frame objects, their object ids) when an object
-    detector ran (ids < 0 are ignored)."""
+    detector or the referent finder found any (ids < 0 are ignored); a gaze that hits nothing then counts
+    on the object its owner points at when it passes near it (``geometry.gaze_on_pointed_objects``)."""
     from events import geometry
 
     counts = [len(frame) for frame in people]
@@ -226,8 +246,10 @@ def associate_targets(
         object_boxes = np.concatenate([f.xyxy for f in frames] + [np.zeros((0, 4), np.float32)])
         object_id = np.concatenate([i for i in ids] + [np.zeros(0, np.int32)]).astype(np.int64)
         object_frame = np.repeat(np.arange(len(frames)), [len(f) for f in frames])
+        labels = np.concatenate([f.label for f in frames] + [np.zeros(0, dtype=object)])
         claimed = object_id >= 0
         object_boxes, object_id, object_frame = object_boxes[claimed], object_id[claimed], object_frame[claimed]
+        referent_ids = np.unique(object_id[labels[claimed] == REFERENT_LABEL])
     gaze = config.gaze
     gaze_code, gaze_id, gaze_point = geometry.assign_gaze_targets(
         frame_index, merged.gaze_origin, merged.gaze_dir, merged.gaze_conf, person,
@@ -242,13 +264,6 @@ def associate_targets(
         own_hands_min_pitch_deg=gaze.own_hands_min_pitch_deg,
         hands_at_face_margin=gaze.hands_at_face_margin,
     )
-    if times is not None and shot_ids is not None and gaze.target_stable_seconds > 0:
-        gaze_code, gaze_id = geometry.stable_targets(
-            np.asarray(times)[frame_index], person, np.asarray(shot_ids)[frame_index], gaze_code, gaze_id,
-            geometry.stability_window(np.asarray(times), gaze.target_stable_seconds),
-            direction=merged.gaze_dir, min_turn_deg=gaze.target_turn_keep_deg,
-        )
-        gaze_point = np.where((gaze_code == geometry.GAZE_UNKNOWN)[:, None], np.nan, gaze_point).astype(np.float32)
     pointing = np.isfinite(merged.point_dir).all(axis=1) & (merged.point_conf > 0)
     point_code, point_id, _ = geometry.assign_point_targets(
         frame_index, merged.point_origin, merged.point_dir, pointing, person,
@@ -257,6 +272,26 @@ def associate_targets(
         aspect=aspect,
         cone_half_angle_deg=config.pointing.cone_half_angle_deg,
     )
+    if times is not None and shot_ids is not None and object_boxes is not None:
+        gaze_code, gaze_id = geometry.gaze_on_pointed_objects(
+            np.asarray(times)[frame_index], frame_index, person, np.asarray(shot_ids)[frame_index], gaze_code, gaze_id,
+            merged.gaze_origin, merged.gaze_dir, point_code, point_id, merged.head_xyxy, person, frame_index,
+            object_boxes, object_id, object_frame, aspect=aspect,
+            max_angle_deg=gaze.pointed_object_max_angle_deg, hold_seconds=gaze.pointed_object_hold_seconds,
+        )
+        # a referent's box is the part of a thing the *pointing* ray crossed, not where the gaze lands:
+        # its gaze points stay the measured gaze step, so that gaze-point motion (sudden_gaze_shift)
+        # follows the head and eyes, not which box the look was credited to
+        on_referent = (gaze_code == geometry.GAZE_OBJECT) & np.isin(gaze_id, referent_ids)
+        gaze_point[on_referent] = geometry.gaze_step_points(
+            merged.gaze_origin[on_referent], merged.gaze_dir[on_referent], aspect, gaze.point_reach)
+    if times is not None and shot_ids is not None and gaze.target_stable_seconds > 0:
+        gaze_code, gaze_id = geometry.stable_targets(
+            np.asarray(times)[frame_index], person, np.asarray(shot_ids)[frame_index], gaze_code, gaze_id,
+            geometry.stability_window(np.asarray(times), gaze.target_stable_seconds),
+            direction=merged.gaze_dir, min_turn_deg=gaze.target_turn_keep_deg,
+        )
+        gaze_point = np.where((gaze_code == geometry.GAZE_UNKNOWN)[:, None], np.nan, gaze_point).astype(np.float32)
     gaze_names = geometry.target_type_names(gaze_code, schema.GAZE_TARGET_TYPES)
     point_names = geometry.target_type_names(point_code, schema.POINT_TARGET_TYPES)
     targets = []

@@ -72,8 +72,8 @@ def target_phrase(target: Optional[Target], viewer: Optional[int] = None) -> str
     """How a gaze or gesture target is named in questions and options; ``viewer`` is the person whose
     gaze or gesture it is (their own hands are "their own hands")."""
     if target is None:
-        # a ray that hits nothing we detect: often a thing in view that no detector names (deepoint_lamp1's
-        # lamp), so never "off screen"
+        # a ray that hits nothing we detect: often a thing in view that no detector found, so never
+        # "off screen"
         return "something unidentified"
     if target.kind == "person":
         return person(target.person_id)
@@ -85,6 +85,7 @@ def target_phrase(target: Optional[Target], viewer: Optional[int] = None) -> str
         return "the camera"
     if target.kind == "location":
         return "the same spot"
+    # a detector's class name ("the cup"), or the referent finder's generic "object" ("the object")
     return f"the {target.label}"
 
 

@@ -44,3 +44,20 @@ def assign_object_ids(
                 first.setdefault(int(tracks[row]), (position, float(frame.xyxy[row, 0])))
     number = {key: k for k, key in enumerate(sorted(first, key=first.get))}
     return [np.array([number.get(int(t), -1) for t in tracks], np.int32) for tracks in track_of]
+
+
+def carry_objects(frames: list[FrameObjects], times: np.ndarray, shot_ids: np.ndarray, seconds: float) -> list[FrameObjects]:
+    """Each frame's objects plus those of the nearest frame with objects in the same shot within
+    ``seconds`` (either way) when it has none itself: for things that stay put over a short time, seen
+    only on some frames (the referent finder looks only while someone points). A cut ends it."""
+    times = np.asarray(times, np.float64)
+    shot_ids = np.asarray(shot_ids)
+    seen = np.array([len(f) > 0 for f in frames], bool)
+    out = list(frames)
+    if seconds <= 0 or not seen.any():
+        return out
+    for k in np.flatnonzero(~seen):
+        sources = np.flatnonzero(seen & (shot_ids == shot_ids[k]) & (np.abs(times - times[k]) <= seconds + 1e-9))
+        if len(sources):
+            out[k] = frames[sources[np.argmin(np.abs(times[sources] - times[k]))]]
+    return out
