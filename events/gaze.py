@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from events import kernels
-from events.arrays import GAZE_TARGET_TYPES, TrackArrays
+from events.arrays import GAZE_CODE, GAZE_TARGET_TYPES, TrackArrays
 from events.records import Event, round_many, span, spans
 from events.support import interval_confidence, pooled_support, support_confidence
 from events.targets import (CAMERA, ELSEWHERE, HANDS, OBJECT, PERSON, SCENE_TARGET_CODES, TARGET_CODES, UNKNOWN,
@@ -99,9 +99,33 @@ def detect_gaze_at(arrays: TrackArrays, relations: GazeRelations, config: EventC
         events.append(Event(
             source="gaze", event_type="gaze_at", start=s, end=e, start_time=t0s[n], end_time=t1s[n],
             persons=(pids[n],), initiator=pids[n], confidence=confidence[n],
-            details={**details[k], "support": support[n]}, **fields[k],
+            details={**details[k], "support": support[n], "onset_seen": _onset_seen(arrays, relations, people[n], k, s)},
+            **fields[k],
         ))
     return events
+
+
+def _onset_seen(arrays: TrackArrays, relations: GazeRelations, person: int, k: int, start: int) -> bool:
+    """Was the look's beginning observed: on the sample before it, in the same shot, were both the looker
+    and the target in view? A look that opens the clip or a shot, or begins as its target appears (an
+    object found only once someone points at it, a person walking in), may have begun earlier: its
+    onset must not be compared with another event's."""
+    before = start - 1
+    if before < 0 or arrays.shot_id[before] != arrays.shot_id[start] or not arrays.present[person, before]:
+        return False
+    kind, target_id = relations.kind_name(k), int(relations.target_id[k])
+    earlier_code, earlier_id = arrays.gaze_type[person, before], arrays.gaze_id[person, before]
+    if earlier_code in (-1, UNKNOWN):
+        return False  # where they looked just before is not known
+    if earlier_code == GAZE_CODE[kind] and (kind == "camera" or earlier_id == target_id):
+        return False  # already on the target then: the look began before the event's first sample
+    if kind in ("person", "hands"):
+        where = np.flatnonzero(arrays.person_ids == target_id)
+        return bool(len(where) and arrays.present[where[0], before])
+    if kind == "object":
+        where = np.flatnonzero(arrays.object_ids == target_id)
+        return bool(len(where) and np.isfinite(arrays.object_boxes[where[0], before]).all())
+    return True
 
 
 def _face_look_rows(arrays: TrackArrays, relations: GazeRelations) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -114,6 +114,12 @@ class VideoContext:
         runs to its last may have begun before or gone on after the clip: its length is unknown."""
         return e.start >= self.min_evidence and e.end <= self.duration - self.min_evidence
 
+    def onset_seen(self, e: Event) -> bool:
+        """Was the event's beginning observed? Not when it starts at the clip's first sample, nor (a look)
+        when the events stage found no sample just before it showing the looker and the target: an
+        order of onsets told from such an event would be a guess."""
+        return e.start >= self.min_evidence and e.onset_recorded
+
     # --- truth checks ---------------------------------------------------------------------------
 
     def looked_at(self, pid: int, a: float, b: float) -> set[tuple]:

@@ -57,6 +57,12 @@ class Event:
         return self.start < b and a < self.end
 
     @property
+    def onset_recorded(self) -> bool:
+        """False when the events stage marks the beginning as unobserved (details ``onset_seen``, set on
+        looks: no sample just before showing the looker and the target)."""
+        return self.details.get("onset_seen", True) is not False
+
+    @property
     def actor(self) -> Optional[int]:
         """The person who does it: gazer, gesturer, leader, or the one who breaks eye contact."""
         if self.initiator is not None:

@@ -34,6 +34,8 @@ def c1_alignment(ctx: VideoContext) -> Iterator[Candidate]:
         gaze_claim = claim_of(gaze)
         if gaze_claim is None or gesture.actor is None or gesture.target is None:
             continue
+        if not (ctx.onset_seen(gaze) and ctx.onset_seen(gesture)):
+            continue  # which began first is not in the video
         lead = gesture.start - gaze.start  # > 0: the gaze starts first
         if 0.25 <= abs(lead) < 1.0:
             continue  # too close to call at the sampling step

@@ -586,3 +586,23 @@ def test_a_look_needs_two_samples_at_two_fps():
     assert (a, c, 3.0, 4.0) in looks and (b, c, 3.0, 4.0) in looks
     shared = [(r["start_time"], r["end_time"]) for r in _of_type(events, "joint_attention")]
     assert shared == [(3.0, 4.0)]
+
+
+@pytest.mark.parametrize("fps", [2.0, 10.0])
+def test_a_look_records_whether_its_start_was_seen(fps):
+    """A look that opens the clip, or begins as its object first appears, may have begun earlier: its
+    gaze_at event says onset_seen false, so no question compares its start with another event's. A look
+    that follows a look elsewhere while the target was in view was seen to begin."""
+    sc = Scenario(duration=6.0, seed=13)
+    a, b = sc.add_person(0.25), sc.add_person(0.75)
+    cup = sc.add_object("cup")
+    sc.hold(b, cup, 3.7, 6.0)  # the cup is in view from 3.7 s on
+    sc.look(a, ("person", b), 0.0, 2.0)
+    sc.look(a, "camera", 2.0, 3.5)
+    sc.look(a, ("object", cup), 3.5, 6.0)
+    sc.look(b, "camera", 0.0, 1.5)
+    sc.look(b, ("person", a), 1.5, 6.0)
+    seen = {(r["persons_involved"][0], r["target_type"], r["target_label"]): json.loads(r["details"])["onset_seen"]
+            for r in detect(sc, fps).to_pylist() if r["event_type"] == "gaze_at"}
+    assert seen == {(a, "person", None): False, (a, "none", "camera"): True, (a, "object", "cup"): False,
+                    (b, "none", "camera"): False, (b, "person", None): True}, seen

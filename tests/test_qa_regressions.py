@@ -118,3 +118,35 @@ def test_durations_and_times_stay_inside_the_clip():
                    if "for" not in item["answer_text"]), item["answer_text"]
     # eye contact from the clip's first frame (highfive_0018): its length is not known either
     assert not [it for it in all_formats("tvhid_highfive_0018", HIGHFIVE_0018, 2.72) if it["template"] == "T3.duration"]
+
+
+def _alignment_events(onset_seen: bool) -> pa.Table:
+    """deepoint_pointing_up at 2 fps: a look at the object the person points at, both from 0.5 s, paired
+    by a gaze_gesture_alignment event; ``onset_seen`` is the events stage's word on the look's start."""
+    common = {"video_id": "pointing_up", "persons_involved": [0], "initiator_id": 0, "target_type": "object",
+              "target_person_id": None, "target_label": "object", "leader_id": None, "follower_id": None,
+              "lag_seconds": None, "confidence": 0.8, "start_time": 0.5, "end_time": 2.37, "start_frame": 1,
+              "end_frame": 4}
+    rows = [
+        {**common, "event_id": 0, "source": "gaze", "event_type": "gaze_at", "parent_event_ids": [],
+         "details": f'{{"target_type": "object", "target_id": 0, "onset_seen": {str(onset_seen).lower()}}}'},
+        {**common, "event_id": 1, "source": "gesture", "event_type": "pointing", "parent_event_ids": [],
+         "details": '{"target_type": "object", "target_id": 0}'},
+        {**common, "event_id": 2, "source": "cross", "event_type": "gaze_gesture_alignment",
+         "parent_event_ids": [0, 1], "details": "{}"},
+    ]
+    return table_from_rows(rows, EVENTS_SCHEMA)
+
+
+def test_onset_order_only_when_both_onsets_were_seen():
+    """'Which starts first: Person 0 looks at the object or Person 0 points at the object?' -> 'Both start at
+    the same moment' (deepoint_pointing_up): the object is found only once he points, so when his look at
+    it began is not in the data. With the look's start observed, the same events give the item."""
+    def c1(onset_seen):
+        qa, _ = generate_qa(_alignment_events(onset_seen), None, QAConfig(formats=("mcq",)), seed=0,
+                            clip_duration=2.37)
+        return [it for it in qa.to_pylist() if it["category"] == "C1"]
+
+    assert c1(onset_seen=False) == []
+    told = c1(onset_seen=True)
+    assert told and all(it["answer_text"] == "Both start at the same moment" for it in told)
