@@ -74,6 +74,11 @@ def main() -> None:
     parser.add_argument("--without-faint-pass", action="store_true",
                         help="also run the first backend without the faint-small-person pass "
                              "(detector.small_candidate_conf=1.0), interleaved, to measure its cost")
+    parser.add_argument("--without-pair-split", action="store_true",
+                        help="also run the first backend without the zoomed look at boxes that may hold two "
+                             "people (detector.pair_split_input_size=0), interleaved, to measure its cost")
+    parser.add_argument("--clips", default=",".join(SHARED_CLIPS),
+                        help="comma-separated clip names in --media (e.g. add opencv_vtest.avi)")
     parser.add_argument("--media", type=Path, default=None, help="folder of the shared clips [../shared/media or $SOCIALTRACE_MEDIA]")
     args = parser.parse_args()
     args.media = args.media or find_media_dir()
@@ -84,9 +89,11 @@ def main() -> None:
         if args.yolo_input_size:
             detector["yolo_input_size"] = args.yolo_input_size
         configs[backend] = Config().replace(sampling={"fps": args.fps}, detector=detector)
-    if args.without_faint_pass:
-        first = next(iter(configs))
-        configs[f"{first}-nofaint"] = configs[first].replace(detector={"small_candidate_conf": 1.0})
+    first = next(iter(configs))
+    for wanted, suffix, detector in ((args.without_faint_pass, "nofaint", {"small_candidate_conf": 1.0}),
+                                     (args.without_pair_split, "nopair", {"pair_split_input_size": 0})):
+        if wanted:
+            configs[f"{first}-{suffix}"] = configs[first].replace(detector=detector)
     workers = {}
     for label, config in configs.items():
         load_started = time.perf_counter()
@@ -98,7 +105,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         looped = Path(tmp) / f"kitchen_loop_{int(args.loop_seconds)}s.mp4"
         loop_clip(args.media / "atd_kitchen.mp4", looped, args.loop_seconds)
-        uris = [str(args.media / name) for name in SHARED_CLIPS] + [str(looped)]
+        uris = [str(args.media / name) for name in args.clips.split(",")] + [str(looped)]
         for worker in workers.values():
             worker(ClipSpec(video_id="warmup", uri=uris[0]))  # compile / first-call costs, not timed
 

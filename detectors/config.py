@@ -26,6 +26,25 @@ class DetectorConfig:
     # (tvhid_highfive_0018's woman), while large people alone never leave such boxes; the frame keeps
     # its large people's boxes from the usual input. 1.0 = off
     small_candidate_conf: float = 0.1
+    # a box this wide for its height (pixels) may hold two people, one just behind the other, boxed as one
+    # with one skeleton: it is cropped (with this margin of its size on each side: the pair box often cuts
+    # off the second person's head), detected again at this input size (the crop is upsampled) and
+    # dropped when it holds two or more people there (precision before recall: see detectors/pair_split.py
+    # for why they are not added). Most single walkers are narrower; a lower bound looks at several times
+    # more boxes for no more pairs. pair_split_input_size 0 = off
+    pair_split_min_aspect: float = 0.45
+    pair_split_input_size: int = 320
+    pair_split_margin: float = 0.25
+    # only boxes shorter than this share of the frame height: a taller person already has enough pixels
+    # at the usual input, zooming adds nothing but time
+    pair_split_max_height: float = 0.5
+    # a person found in the crop counts at this confidence: the one half hidden behind the other scores low
+    # zoomed in too, and a single walker's crop holds no second box inside it at all
+    pair_split_conf: float = 0.15
+    # ...when this share of their box lies in the original box and they are at least this share of its
+    # height: a neighbour's head or feet reaching into the margin is not a second person in the box
+    pair_split_inside: float = 0.7
+    pair_split_min_height: float = 0.6
     # objects (gaze / pointing targets with a class name): an Ultralytics detection model, e.g. COCO
     # yolo11n.pt; "" = no object detector. Its "person" class is left to the pose model.
     object_weights: str = ""

@@ -124,15 +124,20 @@ def box_iou(a: np.ndarray, b: np.ndarray) -> float:
     return inter / union if union > 0 else 0.0
 
 
+def box_intersection_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(M, K) intersection areas of xyxy boxes ``a`` (M, 4) and ``b`` (K, 4)."""
+    a = np.asarray(a, np.float64).reshape(-1, 4)
+    b = np.asarray(b, np.float64).reshape(-1, 4)
+    width = np.minimum(a[:, None, 2], b[None, :, 2]) - np.maximum(a[:, None, 0], b[None, :, 0])
+    height = np.minimum(a[:, None, 3], b[None, :, 3]) - np.maximum(a[:, None, 1], b[None, :, 1])
+    return np.clip(width, 0, None) * np.clip(height, 0, None)
+
+
 def box_iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """(M, K) IoU between xyxy boxes ``a`` (M, 4) and ``b`` (K, 4)."""
     a = np.asarray(a, np.float64).reshape(-1, 4)
     b = np.asarray(b, np.float64).reshape(-1, 4)
-    x1 = np.maximum(a[:, None, 0], b[None, :, 0])
-    y1 = np.maximum(a[:, None, 1], b[None, :, 1])
-    x2 = np.minimum(a[:, None, 2], b[None, :, 2])
-    y2 = np.minimum(a[:, None, 3], b[None, :, 3])
-    inter = np.clip(x2 - x1, 0, None) * np.clip(y2 - y1, 0, None)
+    inter = box_intersection_matrix(a, b)
     area_a = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1])
     area_b = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
     union = area_a[:, None] + area_b[None, :] - inter

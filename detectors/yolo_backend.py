@@ -7,9 +7,10 @@ import time
 import numpy as np
 
 from detectors.base import check_frames
-from detectors.keypoints import box_iou_matrix, head_box
+from detectors.keypoints import box_intersection_matrix, box_iou_matrix, head_box
 from detectors.mediapipe_models import MIN_FACE_SHARE, Face, MediaPipeModels
 from detectors.observation import FrameObservations
+from detectors.pair_split import without_pair_boxes
 from detectors.person_pool import PersonPool
 from detectors.refine import KEYPOINT_MIN_SCORE, PersonRefiner
 from detectors.config import DetectorConfig, GazeConfig, PointingConfig
@@ -41,6 +42,7 @@ class YoloPoseDetector:
         self.pool = PersonPool(threads, MediaPipeModels)
         self.refiners = [PersonRefiner(gaze, pointing, hand_model=config.hand_model, models=m) for m in self.pool.model_sets]
         self.refine_seconds = 0.0  # time spent in face mesh / hands so far (the pipeline reports it apart)
+        self.pair_crops = 0  # boxes detected again zoomed in so far (detectors/pair_split.py)
 
     def detect(self, frames: list[np.ndarray]) -> list[FrameObservations]:
         """People in each RGB frame (see ``PersonDetector.detect``), ``config.batch_size``
@@ -60,7 +62,7 @@ class YoloPoseDetector:
             faint = [] if crowd else [k for k, (c, h) in enumerate(boxes)
                                       if np.any((h < self.config.small_person_height) & (c >= self.config.small_candidate_conf))]
             larger = dict(zip(faint, self._predict([batch[k] for k in faint], self.config.yolo_small_people_input_size))) if faint else {}
-            started = time.perf_counter()
+            found = []
             for k, (frame, result) in enumerate(zip(batch, results)):
                 observations = self.from_ultralytics(result, frame.shape[1], frame.shape[0])
                 observations = observations[observations.confidence >= self.config.person_conf]
@@ -70,6 +72,10 @@ class YoloPoseDetector:
                     observations = with_small_people(
                         observations, self.from_ultralytics(larger[k], frame.shape[1], frame.shape[0]),
                         self.config.small_person_height)
+                found.append(observations)
+            found = self._without_pair_boxes(batch, found)
+            started = time.perf_counter()
+            for frame, observations in zip(batch, found):
                 observations = without_group_boxes(without_duplicate_people(observations))
                 faces = self._faces(frame, observations)
                 self.pool.map(lambda i, slot: self.refiners[slot].refine_person(frame, observations, i, faces[i]),
@@ -103,6 +109,26 @@ class YoloPoseDetector:
                 chosen[i] = face
                 observations.head_xyxy[i] = np.clip(face.head_box() / scale, 0.0, 1.0)
         return chosen
+
+    def _without_pair_boxes(self, batch: list[np.ndarray], found: list[FrameObservations]) -> list[FrameObservations]:
+        """``found`` less boxes that hold two people when seen zoomed in (detectors/pair_split.py)."""
+        config = self.config
+        if config.pair_split_input_size <= 0:
+            return found
+        found, crops = without_pair_boxes(
+            batch, found, self._detect_crops, min_aspect=config.pair_split_min_aspect,
+            max_height=config.pair_split_max_height, margin=config.pair_split_margin, min_conf=config.pair_split_conf,
+            min_inside=config.pair_split_inside, min_height=config.pair_split_min_height, same_person_iou=SAME_PERSON_IOU)
+        self.pair_crops += crops
+        return found
+
+    def _detect_crops(self, crops: list[np.ndarray]) -> list[FrameObservations]:
+        """People in each crop, normalised to the crop, down to ``pair_split_conf``."""
+        results = []
+        for start in range(0, len(crops), max(1, int(self.config.batch_size))):
+            part = crops[start : start + max(1, int(self.config.batch_size))]
+            results += self._predict(part, self.config.pair_split_input_size, self.config.pair_split_conf)
+        return [self.from_ultralytics(r, c.shape[1], c.shape[0]) for r, c in zip(results, crops)]
 
     def _candidate_conf(self) -> float:
         return min(self.config.small_candidate_conf, self.config.person_conf)
@@ -209,10 +235,8 @@ def without_group_boxes(observations: FrameObservations) -> FrameObservations:
     boxes = observations.xyxy
     if len(boxes) < 2:
         return observations
-    width = np.clip(np.minimum(boxes[:, None, 2], boxes[None, :, 2]) - np.maximum(boxes[:, None, 0], boxes[None, :, 0]), 0, None)
-    height = np.clip(np.minimum(boxes[:, None, 3], boxes[None, :, 3]) - np.maximum(boxes[:, None, 1], boxes[None, :, 1]), 0, None)
     area = np.maximum((boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]), 1e-9)
-    inside = width * height / area[None, :]  # [i, j]: share of box j inside box i
+    inside = box_intersection_matrix(boxes, boxes) / area[None, :]  # [i, j]: share of box j inside box i
     np.fill_diagonal(inside, 0.0)
     heights = boxes[:, 3] - boxes[:, 1]
     tall_enough = heights[None, :] >= GROUP_MEMBER_HEIGHT * heights[:, None]

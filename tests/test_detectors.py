@@ -379,3 +379,48 @@ def test_yolo_finds_the_small_blurred_woman_behind_a_large_man(media_dir):
         assert len(large_without) == 2
         if k == 0:
             assert len(obs_without) == 2  # without the second pass she is not found at 1.0 s
+
+
+@pytest.mark.slow
+def test_a_box_around_two_walkers_is_dropped_after_a_zoomed_look(media_dir):
+    """opencv_vtest at 51.5 s: YOLO boxes the red-jacket man and the blonde woman half behind him as one
+    (0.104 wide, their only box). Zoomed in, the crop shows her apart, so the box is dropped; at 53.0 and
+    53.5 s each has a box of their own and both stay, as does every single walker of the three frames."""
+    frames = decode(media_dir / "opencv_vtest.avi", [515, 530, 535])  # 10 fps: 51.5, 53.0, 53.5 s
+    default = detector_for(Config()).detect(frames)
+    without = detector_for(Config().replace(detector={"pair_split_input_size": 0})).detect(frames)
+    check_contract(default, len(frames))
+    pair = [0.753, 0.766, 0.857, 1.0]  # the pair box at 51.5 s (normalised xyxy)
+    for k, (obs, obs_without) in enumerate(zip(default, without)):
+        is_pair = np.array([iou(box, pair) > 0.8 for box in obs_without.xyxy])
+        assert is_pair.sum() == (1 if k == 0 else 0), obs_without.xyxy
+        np.testing.assert_allclose(np.sort(obs.xyxy, axis=0), np.sort(obs_without.xyxy[~is_pair], axis=0), atol=1e-6)
+    pair_people = [obs.xyxy[(obs.xyxy[:, 1] > 0.6)] for obs in default[1:]]
+    assert [len(people) for people in pair_people] == [2, 2]  # the man and the woman, apart again
+
+
+def test_only_wide_small_boxes_holding_two_people_when_zoomed_are_dropped():
+    from detectors.pair_split import pair_candidates, without_pair_boxes
+
+    frame = np.zeros((100, 200, 3), np.uint8)
+    boxes = FrameObservations(xyxy=[[0.10, 0.20, 0.20, 0.60],   # 20 x 40 px: wide enough to hold two
+                                    [0.40, 0.20, 0.45, 0.60],   # 10 x 40 px: one walker's shape, not looked at
+                                    [0.60, 0.00, 0.90, 0.90]],  # wide but tall: enough pixels already
+                              confidence=[0.9, 0.8, 0.7])
+    assert pair_candidates(boxes, 0.4, 0.5, frame.shape).tolist() == [0]
+
+    def crops_holding(*people):
+        """A crop detector finding ``people`` (boxes normalised to the crop) in every crop."""
+        return lambda crops: [FrameObservations(xyxy=list(people), confidence=[0.8] * len(people)) for _ in crops]
+
+    settings = dict(min_aspect=0.4, max_height=0.5, margin=0.25, min_conf=0.15, min_inside=0.7, min_height=0.6,
+                    same_person_iou=0.5)
+    # the crop spans the box plus a quarter of its size each side: the box is crop [1/6, 1/6, 5/6, 5/6]
+    two_apart = crops_holding([0.17, 0.17, 0.83, 0.83], [0.2, 0.15, 0.5, 0.8])
+    kept, crops = without_pair_boxes([frame], [boxes], two_apart, **settings)
+    assert crops == 1 and kept[0].confidence.tolist() == pytest.approx([0.8, 0.7])
+    for found in (crops_holding([0.17, 0.17, 0.83, 0.83]),  # one person: the box stays
+                  crops_holding([0.17, 0.17, 0.83, 0.83], [0.18, 0.18, 0.8, 0.83]),  # the same one boxed twice
+                  crops_holding([0.17, 0.17, 0.83, 0.83], [0.3, 0.0, 0.6, 0.2]),  # a neighbour's feet in the margin
+                  crops_holding([0.17, 0.17, 0.83, 0.83], [0.0, 0.2, 0.16, 0.83])):  # someone beside it, outside
+        assert len(without_pair_boxes([frame], [boxes], found, **settings)[0][0]) == 3

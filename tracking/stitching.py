@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from detectors.keypoints import box_intersection_matrix
 from detectors.observation import FrameObservations
 from tracking.config import TrackingConfig
 from tracking.appearance import appearance_distance
@@ -289,10 +290,8 @@ def _clean_appearance(frame: FrameObservations, row: int) -> np.ndarray:
     box = frame.xyxy[row]
     others = np.delete(frame.xyxy, row, axis=0)
     if len(others):
-        width = np.clip(np.minimum(others[:, 2], box[2]) - np.maximum(others[:, 0], box[0]), 0, None)
-        height = np.clip(np.minimum(others[:, 3], box[3]) - np.maximum(others[:, 1], box[1]), 0, None)
         area = max(float((box[2] - box[0]) * (box[3] - box[1])), 1e-9)
-        if float((width * height).max()) / area > _OVERLAP_CONTAMINATES:
+        if float(box_intersection_matrix(others, box).max()) / area > _OVERLAP_CONTAMINATES:
             return np.zeros_like(frame.appearance[row])
     return frame.appearance[row]
 
