@@ -21,6 +21,7 @@ import cv2
 import numpy as np
 
 from detectors.config import ReferentConfig
+from detectors.keypoints import box_intersection_matrix
 from detectors.objects import FrameObjects
 from detectors.observation import FrameObservations
 
@@ -169,9 +170,6 @@ def _qualifies(region: Region, people: np.ndarray, width: int, height: int, conf
         return False
     if region.colour_share > config.max_colour_share:
         return False
-    if len(people):
-        ix = np.clip(np.minimum(people[:, 2], x2) - np.maximum(people[:, 0], x1), 0, None)
-        iy = np.clip(np.minimum(people[:, 3], y2) - np.maximum(people[:, 1], y1), 0, None)
-        if float((ix * iy).max()) > config.max_person_overlap * box_area:
-            return False
+    if len(people) and float(box_intersection_matrix(people, region.box).max()) > config.max_person_overlap * box_area:
+        return False
     return True

@@ -108,6 +108,19 @@ def _associate_kernel(
     return best, point
 
 
+def ray_box_angles(origin: np.ndarray, direction: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+    """(M,) angular distance (radians) from the ray at ``origin`` along ``direction`` to each xyxy box
+    (M, 4), isotropic coordinates: 0 when the ray passes through the box or starts inside it (the
+    association kernel's measure)."""
+    o, d, b = np.asarray(origin, np.float64), np.asarray(direction, np.float64), np.asarray(boxes, np.float64).reshape(-1, 4)
+    corners = np.stack([b[:, [0, 1]], b[:, [2, 1]], b[:, [2, 3]], b[:, [0, 3]]], axis=1) - o  # (M, 4, 2)
+    theta = np.arctan2(d[0] * corners[..., 1] - d[1] * corners[..., 0], d[0] * corners[..., 0] + d[1] * corners[..., 1])
+    lo, hi = theta.min(axis=1), theta.max(axis=1)
+    hit = (lo <= 0.0) & (hi >= 0.0) & (hi - lo < np.pi)
+    inside = (b[:, 0] <= o[0]) & (o[0] <= b[:, 2]) & (b[:, 1] <= o[1]) & (o[1] <= b[:, 3])
+    return np.where(inside | hit, 0.0, np.abs(theta).min(axis=1))
+
+
 def _associate_reference(
     origin, direction, active, self_allowed, owner, cand_start, cand_end, boxes, cand_owner, cand_priority,
     cand_self_ok, cand_self_priority, cand_max_miss, cone
@@ -125,12 +138,7 @@ def _associate_reference(
         o, d = origin[r], direction[r]
         b = boxes[idx]
         own = cand_owner[idx] == owner[r]
-        corners = np.stack([b[:, [0, 1]], b[:, [2, 1]], b[:, [2, 3]], b[:, [0, 3]]], axis=1) - o  # (M, 4, 2)
-        theta = np.arctan2(d[0] * corners[..., 1] - d[1] * corners[..., 0], d[0] * corners[..., 0] + d[1] * corners[..., 1])
-        lo, hi = theta.min(axis=1), theta.max(axis=1)
-        hit = (lo <= 0.0) & (hi >= 0.0) & (hi - lo < np.pi)
-        inside = (b[:, 0] <= o[0]) & (o[0] <= b[:, 2]) & (b[:, 1] <= o[1]) & (o[1] <= b[:, 3])
-        angle = np.where(inside | hit, 0.0, np.abs(theta).min(axis=1))
+        angle = ray_box_angles(o, d, b)
         centre = (b[:, :2] + b[:, 2:]) / 2 - o
         along = centre @ d
         miss = np.where(along > 0.0, np.abs(d[0] * centre[:, 1] - d[1] * centre[:, 0]), np.sqrt((centre**2).sum(axis=1)))
@@ -562,30 +570,16 @@ def gaze_on_pointed_objects(
         if not len(candidates):
             continue
         origin = np.asarray(gaze_origin[r], np.float64) * scale[:2]
-        angles = [_angle_to_box(origin, direction[r], objects[c] * scale) for c in candidates]
+        angles = ray_box_angles(origin, direction[r], objects[candidates] * scale)
         best = int(np.argmin(angles))
         if angles[best] > limit:
             continue
         others = np.flatnonzero((head_frame == frame_index[r]) & (head_owner != person[r])
                                 & np.isfinite(heads).all(axis=1))
-        if any(_angle_to_box(origin, direction[r], heads[h] * scale) <= angles[best] for h in others):
+        if (ray_box_angles(origin, direction[r], heads[others] * scale) <= angles[best]).any():
             continue
         out_code[r], out_id[r] = GAZE_OBJECT, object_id[candidates[best]]
     return out_code, out_id
-
-
-def _angle_to_box(origin: np.ndarray, direction: np.ndarray, box: np.ndarray) -> float:
-    """Angular distance (radians) from a ray to a box, isotropic coordinates: 0 when the ray passes
-    through it (the association kernel's measure)."""
-    x1, y1, x2, y2 = box
-    if x1 <= origin[0] <= x2 and y1 <= origin[1] <= y2:
-        return 0.0
-    corners = np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]]) - origin
-    theta = np.arctan2(direction[0] * corners[:, 1] - direction[1] * corners[:, 0],
-                       direction[0] * corners[:, 0] + direction[1] * corners[:, 1])
-    if theta.min() <= 0.0 <= theta.max() and theta.max() - theta.min() < np.pi:
-        return 0.0
-    return float(np.abs(theta).min())
 
 
 def camera_sight_lines(origin: np.ndarray, aspect: float) -> np.ndarray:
