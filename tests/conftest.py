@@ -6,12 +6,24 @@ from pathlib import Path
 
 import pytest
 
-from tests.shared_media import find_media_dir
+from tests.shared_media import find_media_dir, run_socialtrace
 
 
 @pytest.fixture(scope="session")
 def media_dir() -> Path:
     return find_media_dir()
+
+
+@pytest.fixture(scope="session")
+def default_truth_run(media_dir, tmp_path_factory) -> Path:
+    """One default (2 fps) `socialtrace run` over every clip the shared truth annotates, made once for
+    the session (the accuracy floors and the gaze/pointing checks read the same tables; read-only)."""
+    from pipeline.truth import GroundTruth
+
+    truth = GroundTruth.load(media_dir / "truth")
+    out = tmp_path_factory.mktemp("truth_clips") / "out"
+    run_socialtrace([str(media_dir / c.clip) for c in truth.clips.values()], out)
+    return out
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,6 @@ import pytest
 
 from pipeline.truth_scores import named_gaze, score_output, totals
 from pipeline.truth import GroundTruth
-from tests.shared_media import run_socialtrace
 
 pytestmark = pytest.mark.slow
 
@@ -20,11 +19,10 @@ NOBODY_POINTS = ("tvhid_highfive_0005", "tvhid_highfive_0018", "tvhid_handshake_
 
 
 @pytest.fixture(scope="module")
-def shared_run(media_dir, tmp_path_factory):
-    """One default (2 fps) `socialtrace run` over every annotated clip, and its scores."""
+def shared_run(media_dir, default_truth_run):
+    """The default (2 fps) `socialtrace run` over every annotated clip, and its scores."""
     truth = GroundTruth.load(media_dir / "truth")
-    out = tmp_path_factory.mktemp("gaze_pointing") / "out"
-    run_socialtrace([str(media_dir / c.clip) for c in truth.clips.values()], out)
+    out = default_truth_run
     return out, {s.video_id: s for s in score_output(out, truth)}, truth
 
 

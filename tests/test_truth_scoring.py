@@ -19,7 +19,6 @@ from pipeline.truth_scores import score_output, totals
 from pipeline.storage import OutputStore
 from pipeline.truth import ClipTruth, GroundTruth, TruthError, TruthInterval, TruthRow
 from qa_gen.events_view import read_events
-from tests.shared_media import run_socialtrace
 
 # --- a toy clip: A (left) and B (right), annotated every 0.5 s -------------------------------------
 #   t     A          B
@@ -539,19 +538,17 @@ def test_each_events_table_rule_is_reported():
 # improves. Precision comes first (issue 10): every event type the truth decides is held to the issue's 0.9
 # and QA agreement to 0.9, while recall of shared attention may stay low: a look must be seen on two
 # samples (events.min_look_samples), so at 2 fps the kitchen's 0.2 s glances are not reported. Eye-contact
-# recall has no floor: at 2 fps the one annotated interval (0.4 s) is not found (a known gap).
-FLOORS = {"gaze_accuracy": 0.75, "tracking_coverage": 0.93, "qa_agreement": 0.9, "pointing_recall": 1.0,
+# recall has no floor: at 2 fps the one annotated interval (0.4 s) is not found (a known gap). Gaze: 0.875
+# (49 of 56 rows) measured on AMD EPYC; the floor leaves 4 rows for another CPU's numerics.
+FLOORS = {"gaze_accuracy": 0.8, "tracking_coverage": 0.93, "qa_agreement": 0.9, "pointing_recall": 1.0,
           "pointing_precision": 1.0, "joint_attention_recall": 0.3}
 PRECISION_FLOOR = 0.9  # per event type, over the events the truth decides
 
 
 @pytest.fixture(scope="module")
-def shared_scores(media_dir, tmp_path_factory):
-    """One default run of `socialtrace run` over every annotated clip, scored against the truth."""
-    truth = GroundTruth.load(media_dir / "truth")
-    out = tmp_path_factory.mktemp("accuracy") / "out"
-    run_socialtrace([str(media_dir / c.clip) for c in truth.clips.values()], out)
-    return score_output(out, truth)
+def shared_scores(media_dir, default_truth_run):
+    """The default run of `socialtrace run` over every annotated clip, scored against the truth."""
+    return score_output(default_truth_run, GroundTruth.load(media_dir / "truth"))
 
 
 @pytest.mark.slow
