@@ -123,6 +123,13 @@ class GazeConfig:
     # referent, and a turned face's head pose + iris ray passes some way above or below it); 0 = off
     pointed_object_max_angle_deg: float = 25.0
     pointed_object_hold_seconds: float = 0.5
+    # a gaze read from body keypoints alone (no face measured: no elevation, direction good to about
+    # 20-30 degrees) names a person only when their head is within this many head sizes of the looker's
+    # eyes, and never hands or the camera (events.geometry.head_only_targets). On the shared truth every
+    # right keypoint-gaze target lies within 6.6 head sizes; opencv_vtest's walkers, seen from above and
+    # behind, were credited with looks at people 10-50 head sizes away and at far people's hands
+    # (benchmarks/README.md, "Targets of a gaze read from keypoints"). 0 = no distance limit
+    head_only_max_target_heads: float = 8.0
 
 
 @dataclass(frozen=True)

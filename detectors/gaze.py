@@ -189,6 +189,14 @@ def gaze_from_face_mesh(
     return GazeEstimate(origin=origin, direction=direction, confidence=float(np.clip(face_score * fit, 0.0, 1.0)))
 
 
+def face_keypoints_seen(keypoints: np.ndarray, min_score: float = 0.3) -> np.ndarray:
+    """(N,) bool: COCO-17 keypoints (N, 17, 3) show the face (the nose, or both eyes); False = a head
+    seen from behind, whose direction ``gaze_from_keypoints`` can only guess."""
+    keypoints = np.asarray(keypoints, dtype=np.float64).reshape(-1, 17, 3)
+    seen = np.isfinite(keypoints[:, :, :2]).all(axis=2) & (keypoints[:, :, 2] >= min_score)
+    return seen[:, NOSE] | (seen[:, LEFT_EYE] & seen[:, RIGHT_EYE])
+
+
 def gaze_from_keypoints(
     keypoints: np.ndarray, min_score: float = 0.3, max_conf: float = 0.5
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -211,7 +219,7 @@ def gaze_from_keypoints(
         shoulders_seen = seen[LEFT_SHOULDER] and seen[RIGHT_SHOULDER]
         if not head_ids and not shoulders_seen:
             continue
-        face_seen = seen[NOSE] or (seen[LEFT_EYE] and seen[RIGHT_EYE])
+        face_seen = bool(face_keypoints_seen(person[None], min_score)[0])
         # Subject's left shoulder on the image right = facing the camera (COCO labels are anatomical).
         shoulder_span = person[LEFT_SHOULDER, 0] - person[RIGHT_SHOULDER, 0] if shoulders_seen else 0.0
         head_width = abs(shoulder_span) * 0.45 if shoulders_seen else 0.0

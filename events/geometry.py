@@ -352,6 +352,57 @@ def assign_gaze_targets(
     return type_code, target_id, gaze_point.astype(np.float32)
 
 
+# a standing person's height in head heights: the head size of someone whose head box is clipped or tiny
+BODY_HEIGHT_IN_HEADS = 7.5
+
+
+def head_only_targets(
+    gaze_code: np.ndarray,
+    gaze_id: np.ndarray,
+    head_only: np.ndarray,
+    back_view: np.ndarray,
+    origin: np.ndarray,
+    frame_index: np.ndarray,
+    person: np.ndarray,
+    heads: np.ndarray,
+    bodies: np.ndarray,
+    *,
+    aspect: float,
+    max_heads: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Gaze targets that a head direction read from body keypoints (``head_only`` rows) cannot support
+    become unknown. Such a direction has no elevation and is good to 20-30 degrees: it cannot tell a
+    person's hands from their face, nor a look into the lens from a face turned toward the camera, and
+    beyond ``max_heads`` head sizes from the looker's eyes its spread covers several people (0 = no
+    distance limit). A head seen from behind (``back_view``: no face keypoint) is only a guess "into the
+    scene": every target of it, "elsewhere" included, is unknown (a person checking the frame cannot see
+    where it looks either). ``heads``/``bodies``: each row's head and body box (normalised xyxy, NaN when
+    unknown), rows identified by (``frame_index``, ``person``); the target person's row gives their head.
+    Returns new (code, id) arrays."""
+    code, ids = gaze_code.copy(), gaze_id.copy()
+    drop = head_only & (back_view | np.isin(code, (GAZE_HANDS, GAZE_CAMERA)))
+    at_person = np.flatnonzero(head_only & (code == GAZE_PERSON))
+    if max_heads > 0 and len(at_person):
+        row_of = {(f, p): k for k, (f, p) in enumerate(zip(frame_index.tolist(), person.tolist()))}
+        scale = np.array([aspect, 1.0])  # frame heights in both axes
+        for k in at_person.tolist():
+            target = row_of.get((int(frame_index[k]), int(ids[k])))
+            if target is None:
+                continue
+            head = heads[target]
+            centre = ((head[:2] + head[2:]) / 2 if np.isfinite(head).all()
+                      else np.array([(bodies[target, 0] + bodies[target, 2]) / 2, bodies[target, 1]]))
+            own_head = heads[k]
+            size = (bodies[k, 3] - bodies[k, 1]) / BODY_HEIGHT_IN_HEADS
+            if np.isfinite(own_head).all():
+                size = max(size, (own_head[2] - own_head[0]) * aspect, own_head[3] - own_head[1])
+            if np.linalg.norm((centre - origin[k]) * scale) > max_heads * size:
+                drop[k] = True
+    code[drop] = GAZE_UNKNOWN
+    ids[drop] = -1
+    return code, ids
+
+
 def gaze_step_points(origin: np.ndarray, direction: np.ndarray, aspect: float, reach: float) -> np.ndarray:
     """Gaze points of rays that hit nothing: an isotropic step of length reach x |image-plane direction|
     from the origin (looking at the lens = a short step), in normalised coordinates, inside the frame."""

@@ -24,6 +24,7 @@ from typing import Iterator, Optional
 import numpy as np
 import pyarrow as pa
 
+from detectors.gaze import face_keypoints_seen
 from detectors.objects import FrameObjects
 from detectors.observation import FrameObservations
 from detectors.referents import REFERENT_LABEL, referents_in_frames
@@ -264,6 +265,12 @@ def associate_targets(
         own_hands_min_pitch_deg=gaze.own_hands_min_pitch_deg,
         hands_at_face_margin=gaze.hands_at_face_margin,
     )
+    gaze_code, gaze_id = geometry.head_only_targets(
+        gaze_code, gaze_id, merged.gaze_source == "keypoints", ~face_keypoints_seen(merged.keypoints),
+        merged.gaze_origin, frame_index, person,
+        merged.head_xyxy, merged.xyxy, aspect=aspect, max_heads=gaze.head_only_max_target_heads,
+    )
+    gaze_point = np.where((gaze_code == geometry.GAZE_UNKNOWN)[:, None], np.nan, gaze_point).astype(np.float32)
     pointing = np.isfinite(merged.point_dir).all(axis=1) & (merged.point_conf > 0)
     point_code, point_id, _ = geometry.assign_point_targets(
         frame_index, merged.point_origin, merged.point_dir, pointing, person,

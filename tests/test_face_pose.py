@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from detectors.face_pose import face_axes, mesh_head_rotation, sight_rotation
-from detectors.gaze import EYES, gaze_from_face_mesh, iris_offsets
+from detectors.gaze import EYES, face_keypoints_seen, gaze_from_face_mesh, gaze_from_keypoints, iris_offsets
 
 IMAGE = (960, 540)
 EYE_WIDTH = 30.0
@@ -192,3 +192,22 @@ def test_eye_cues_weighted_by_how_squarely_each_eye_is_seen(yaw):
     assert iris_offsets(mesh, axes, LEVEL_OPENING)[0] == pytest.approx(0.25, abs=1e-6)
     assert iris_offsets(mesh, axes, LEVEL_OPENING, view_power=2.0)[0] == pytest.approx(
         0.5 * w_far / (w_far + w_near), abs=1e-6)
+
+
+def _coco(scores: dict[int, float]) -> np.ndarray:
+    """One person's COCO-17 keypoints: a head at x 100-120 above shoulders, given scores (else 0)."""
+    xy = {0: (110, 50), 1: (113, 47), 2: (107, 47), 3: (118, 50), 4: (102, 50), 5: (125, 80), 6: (95, 80)}
+    points = np.zeros((17, 3))
+    points[:, :2] = np.nan
+    for k, (x, y) in xy.items():
+        points[k] = (x, y, scores.get(k, 0.0))
+    return points
+
+
+def test_a_head_seen_from_behind_is_told_from_a_profile_by_the_face_keypoints():
+    back = _coco({3: 0.9, 4: 0.9, 5: 0.9, 6: 0.9, 0: 0.2})  # both ears and shoulders, no face
+    profile = _coco({0: 0.9, 2: 0.8, 4: 0.9, 5: 0.9, 6: 0.9})  # nose, one eye, one ear
+    eyes_only = _coco({1: 0.5, 2: 0.5, 5: 0.9, 6: 0.9})
+    assert face_keypoints_seen(np.stack([back, profile, eyes_only])).tolist() == [False, True, True]
+    _, direction, _ = gaze_from_keypoints(np.stack([back, profile]))
+    assert direction[0, 2] > 0 > direction[1, 2]  # a back view looks into the scene, a face toward the lens

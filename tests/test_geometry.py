@@ -19,6 +19,7 @@ from events.geometry import (
     assign_point_targets,
     camera_sight_lines,
     hands_at_face,
+    head_only_targets,
     project_directions,
     stability_window,
     stable_targets,
@@ -369,3 +370,39 @@ def test_a_lone_target_with_a_real_head_turn_is_kept():
     nan = np.full(3, np.nan)
     blind, _ = stable_targets(t, person, shot, code, target, window, direction=[nan, at_lens, down], min_turn_deg=20.0)
     assert blind[1] == GAZE_UNKNOWN
+
+
+def _head_only_case(distance_heads: float, code: int, back: bool = False, head_only: bool = True):
+    """Looker (person 1) and a person (2) in one frame, heads 0.1 frame heights tall, the target's head
+    ``distance_heads`` head sizes to the looker's right."""
+    heads = np.array([[0.1, 0.4, 0.1 + 0.1 / ASPECT, 0.5], [0.0, 0.4, 0.1 / ASPECT, 0.5]], np.float32)
+    heads[1, [0, 2]] += distance_heads * 0.1 / ASPECT + heads[0, 0]
+    bodies = np.array([[h[0], h[1], h[2], h[1] + 0.5] for h in heads], np.float32)
+    origin = np.array([[(heads[0, 0] + heads[0, 2]) / 2, 0.45]] * 2, np.float32)
+    return head_only_targets(
+        np.array([code, GAZE_ELSEWHERE]), np.array([2 if code in (GAZE_PERSON, GAZE_HANDS) else -1, -1]),
+        np.array([head_only, head_only]), np.array([back, back]), origin, np.array([0, 0]), np.array([1, 2]),
+        heads, bodies, aspect=ASPECT, max_heads=8.0)
+
+
+def test_a_keypoint_gaze_names_only_a_near_person():
+    code, ids = _head_only_case(4.0, GAZE_PERSON)
+    assert (code[0], ids[0]) == (GAZE_PERSON, 2)
+    code, ids = _head_only_case(12.0, GAZE_PERSON)  # a +-25 degree direction sweeps several people there
+    assert (code[0], ids[0]) == (GAZE_UNKNOWN, -1)
+    assert code[1] == GAZE_ELSEWHERE  # "hits nothing" stays for a face seen from the side or front
+
+
+def test_a_keypoint_gaze_never_names_hands_or_the_camera_but_a_face_mesh_gaze_may():
+    for target in (GAZE_HANDS, GAZE_CAMERA):
+        code, ids = _head_only_case(2.0, target)
+        assert (code[0], ids[0]) == (GAZE_UNKNOWN, -1)
+        code, _ = _head_only_case(12.0, target, head_only=False)
+        assert code[0] == target
+    code, ids = _head_only_case(12.0, GAZE_PERSON, head_only=False)
+    assert (code[0], ids[0]) == (GAZE_PERSON, 2)
+
+
+def test_a_head_seen_from_behind_has_no_target():
+    code, ids = _head_only_case(2.0, GAZE_PERSON, back=True)
+    assert code.tolist() == [GAZE_UNKNOWN, GAZE_UNKNOWN] and ids.tolist() == [-1, -1]
