@@ -270,7 +270,6 @@ def associate_targets(
         merged.gaze_origin, frame_index, person,
         merged.head_xyxy, merged.xyxy, aspect=aspect, max_heads=gaze.head_only_max_target_heads,
     )
-    gaze_point = np.where((gaze_code == geometry.GAZE_UNKNOWN)[:, None], np.nan, gaze_point).astype(np.float32)
     pointing = np.isfinite(merged.point_dir).all(axis=1) & (merged.point_conf > 0)
     point_code, point_id, _ = geometry.assign_point_targets(
         frame_index, merged.point_origin, merged.point_dir, pointing, person,
@@ -298,7 +297,8 @@ def associate_targets(
             geometry.stability_window(np.asarray(times), gaze.target_stable_seconds),
             direction=merged.gaze_dir, min_turn_deg=gaze.target_turn_keep_deg,
         )
-        gaze_point = np.where((gaze_code == geometry.GAZE_UNKNOWN)[:, None], np.nan, gaze_point).astype(np.float32)
+    # rows made unknown after the association (keypoint-only limits, stability) have no gaze point
+    gaze_point = np.where((gaze_code == geometry.GAZE_UNKNOWN)[:, None], np.nan, gaze_point).astype(np.float32)
     gaze_names = geometry.target_type_names(gaze_code, schema.GAZE_TARGET_TYPES)
     point_names = geometry.target_type_names(point_code, schema.POINT_TARGET_TYPES)
     targets = []
