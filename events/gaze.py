@@ -171,7 +171,9 @@ def _contact_breaks(arrays: TrackArrays, relations: GazeRelations, contact: np.n
     bb = np.minimum(b, n_frames - 1)
     ij_b, ji_b = looking[ij[pair], bb], looking[ji[pair], bb]
     # a long enough contact that one of them broke (both looking away together, or a pause, is no aversion)
-    ok = (e - s + 1 >= arrays.min_frames(config.aversion_min_contact_seconds)) & (b < n_frames)
+    # the contact must be seen on min_look_samples instants too: one 2 fps sample is no held contact
+    held = arrays.min_frames(config.aversion_min_contact_seconds, config.min_look_samples)
+    ok = (e - s + 1 >= held) & (b < n_frames)
     ok &= (segment[bb] == segment[e]) & (ij_b != ji_b)
     pair, e, b, i_averts = pair[ok], e[ok], b[ok], ~ij_b[ok]
     averter = np.where(i_averts, first_person[pair], second_person[pair])
@@ -212,7 +214,11 @@ def detect_eye_contact(arrays: TrackArrays, relations: GazeRelations, config: Ev
         return []
     segment = arrays.segment
     looking = relations.looking.reshape(-1, arrays.n_frames)
-    contact = looking[ij] & looking[ji]
+    # at least one of the pair read from the face: two heads facing each other in profile read as mutual
+    # from body keypoints (yaw only) whatever the eyes do (tvhid_highfive_0005 at 2.0 s: both look up at
+    # the hands meeting overhead)
+    kp_only = arrays.gaze_from_keypoints
+    contact = looking[ij] & looking[ji] & ~(kp_only[first_person] & kp_only[second_person])
     breaks = _contact_breaks(arrays, relations, contact, ij, ji, first_person, second_person, config)
     min_len = arrays.min_frames(config.min_mutual_gaze_seconds)
     merged = kernels.smooth_runs(contact, segment, arrays.frames(config.mutual_gaze_merge_gap_seconds), 1)

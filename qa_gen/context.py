@@ -102,6 +102,12 @@ class VideoContext:
         return {e.target.key for e in self.events if e.event_type == "gaze_at" and e.actor == pid
                 and e.target is not None and e.overlaps(a, b)}
 
+    def face_to_face(self, p: int, q: int, a: float, b: float) -> bool:
+        """Are ``p`` and ``q`` each recorded looking at the other during [a, b]? Eye contact there cannot be
+        ruled out (the looks may be too thin or too uncertain to report it), so no item says there is none."""
+        return (Target("person", q).key in self.looked_at_directly(p, a, b)
+                and Target("person", p).key in self.looked_at_directly(q, a, b))
+
     def overlapping(self, a: float, b: float, types: Sequence[str] = ()) -> list[Event]:
         return [e for e in self.events if e.overlaps(a, b) and (not types or e.event_type in types)]
 

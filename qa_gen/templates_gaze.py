@@ -188,7 +188,8 @@ def t4_mutual_gaze(ctx: VideoContext) -> Iterator[Candidate]:
         true_pairs = {frozenset(o.persons) for o in ctx.overlapping(a, b, ("mutual_gaze",))}
         if len(true_pairs) > 1:
             continue
-        false_pairs = [persons_list(p) for p in itertools.combinations(present, 2) if frozenset(p) not in true_pairs]
+        false_pairs = [persons_list(p) for p in itertools.combinations(present, 2)
+                       if frozenset(p) not in true_pairs and not ctx.face_to_face(*p, a, b)]
         correct = persons_list(e.persons)
         distractors = pick_distractors(rng, [], false_pairs, correct)  # pairs only: a "nobody" is never right
         q = choose(rng, ["Which two people make eye contact between {a} and {b} seconds?",
@@ -208,6 +209,7 @@ def t4_mutual_gaze(ctx: VideoContext) -> Iterator[Candidate]:
         k = 0.0
         while k + length <= ctx.duration + 1e-9:
             clear = all(not o.overlaps(k - 0.5, k + length + 0.5) for o in pair_gaze)
+            clear = clear and not ctx.face_to_face(*e.persons, k, k + length)
             if clear and all(ctx.presence.present(p, k, k + length) for p in e.persons):
                 starts.append(k)
             k += ctx.step

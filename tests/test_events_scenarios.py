@@ -468,6 +468,42 @@ def test_a_glance_is_no_aversion():
     assert not _of_type(events, "gaze_aversion")
 
 
+def _with_gaze_source(tracks: pa.Table, source_of: dict[int, str]) -> pa.Table:
+    people = tracks.column("person_id").to_pylist()
+    sources = [source_of.get(p, s) for p, s in zip(people, tracks.column("gaze_source").to_pylist())]
+    return tracks.set_column(tracks.schema.get_field_index("gaze_source"), "gaze_source", pa.array(sources, pa.string()))
+
+
+@pytest.mark.parametrize("fps", [10.0, 2.0])
+def test_eye_contact_needs_one_face_read(fps):
+    """Two heads facing each other read from body keypoints alone (yaw, no eyes) are no eye contact; one of
+    the two read from the face is enough. The looks themselves stay."""
+    sc = Scenario(duration=6.0, seed=21)
+    a, b = sc.add_person(0.3), sc.add_person(0.7)
+    sc.look(a, ("person", b), 1.0, 5.0)
+    sc.look(b, ("person", a), 1.0, 5.0)
+    tracks = sc.tracks(fps)
+    for sources, contacts in (({}, 1), ({a: "keypoints"}, 1), ({a: "keypoints", b: "keypoints"}, 0)):
+        events = detect_events(_with_gaze_source(tracks, sources), CONFIG)
+        assert len(_of_type(events, "mutual_gaze")) == contacts, sources
+        assert {r["initiator_id"] for r in _of_type(events, "gaze_at")} == {a, b}
+
+
+def test_a_contact_seen_at_one_instant_breaks_nothing():
+    """At 2 fps a 0.5 s contact is one sample: reported as eye contact (two reads agree, one from the face)
+    but too thin to call the look-away that follows an aversion."""
+    sc = Scenario(duration=6.0, seed=22, transition=0.05)
+    a, b, c = sc.add_person(0.2), sc.add_person(0.5), sc.add_person(0.8)
+    sc.look(a, ("person", b), 0.9, 5.0)
+    sc.look(b, ("person", a), 0.9, 1.4)
+    sc.look(b, ("person", c), 1.4, 5.0)
+    events = detect(sc, 2.0)
+    (contact,) = _of_type(events, "mutual_gaze")
+    assert contact["start_time"] == pytest.approx(1.0) and contact["end_time"] == pytest.approx(1.5, abs=0.01)
+    assert not _of_type(events, "gaze_aversion")
+    assert _of_type(detect(sc, 10.0), "gaze_aversion")  # seen on five samples at 10 fps, the break is real
+
+
 @pytest.mark.parametrize("fps", [10.0, 5.0, 2.0])
 def test_joint_attention_lists_everyone_attending_at_its_start(fps):
     sc = Scenario(duration=7.0, seed=18)

@@ -150,3 +150,30 @@ def test_onset_order_only_when_both_onsets_were_seen():
     assert c1(onset_seen=False) == []
     told = c1(onset_seen=True)
     assert told and all(it["answer_text"] == "Both start at the same moment" for it in told)
+
+
+# tvhid_highfive_0005 at 5 fps: eye contact at 0-0.4 s; both heads read facing each other again at 1.6-2.4 s
+# from body keypoints alone (arms crossed overhead), too thin for eye contact but recorded as looks
+HIGHFIVE_0005_5FPS = [
+    (0, "gaze_at", 0.0, 3.003, [0], 0, "person", 1, None, None, None),
+    (1, "mutual_gaze", 0.0, 0.41, [0, 1], None, "person", None, None, None, None),
+    (2, "gaze_at", 1.627, 2.411, [1], 1, "person", 0, None, None, None),
+]
+
+
+def _eye_contact_when_items(duration: float) -> list[dict]:
+    return [i for i in items("tvhid_highfive_0005", HIGHFIVE_0005_5FPS, duration, ("mcq",))
+            if i["category"] == "T4" and i["question"].startswith(("When", "At what"))]
+
+
+def test_no_eye_contact_distractor_where_both_look_at_each_other():
+    """'At what time do Person 0 and Person 1 look each other in the eye?' offered 'Between 2.0 and 2.5
+    seconds' as a wrong option while two T1 items said each looks at the other then: eye contact there is
+    unreported, not ruled out, so such a window is never offered as false. In the 3.2 s clip too few
+    windows are left for three wrong options and the item is not asked; a longer clip has them."""
+    assert _eye_contact_when_items(3.2032) == []
+    (item,) = _eye_contact_when_items(6.0)
+    assert item["answer_text"] == "Between 0.0 and 0.5 seconds"
+    for option in item["options"]:
+        a, b = (float(x) for x in re.findall(r"\d+\.\d", option))
+        assert b <= 1.5 + 1e-6 or a >= 2.5 - 1e-6, option
