@@ -26,7 +26,9 @@ class EventConfig:
     min_joint_attention_seconds: float = 0.5
     # a look (and shared attention) must also be seen on at least this many sampling instants: at 2 fps
     # one instant would otherwise stand for a half-second claim (measured against the truth:
-    # benchmarks/README.md, "Issue 10, precision rules"); at 5 fps and up the seconds above decide
+    # benchmarks/README.md, "Issue 10, precision rules"); at 5 fps and up the seconds above decide. Eye
+    # contact is the exception: two reads agreeing at one instant (one from the face) may stand for it,
+    # but breaking it off (aversion) needs the contact seen on this many instants
     min_look_samples: int = 2
     following_min_lag_seconds: float = 0.5
     following_max_lag_seconds: float = 2.0
