@@ -64,11 +64,16 @@ class VideoContext:
     response_window: float = 3.0
     min_evidence: float = 0.25  # QAConfig.min_evidence_seconds
     by_id: dict[int, Event] = field(init=False)
+    gaze_at_of: dict[int, list[Event]] = field(init=False)  # each person's own gaze_at events
 
     conflicted: frozenset = field(init=False)
 
     def __post_init__(self) -> None:
         self.by_id = {e.event_id: e for e in self.events}
+        self.gaze_at_of = {}
+        for e in self.events:
+            if e.event_type == "gaze_at" and e.target is not None:
+                self.gaze_at_of.setdefault(e.actor, []).append(e)
         gaze = [e for e in self.events if looks_of(e) or e.event_type in ("mutual_gaze", "gaze_aversion")]
         self.conflicted = frozenset(e.event_id for i, e in enumerate(gaze) for o in gaze[:i] + gaze[i + 1:]
                                     if contradicts(e, o, self.min_evidence))
@@ -99,8 +104,7 @@ class VideoContext:
 
     def looked_at_directly(self, pid: int, a: float, b: float) -> set[tuple]:
         """Target keys of ``pid``'s own gaze_at events overlapping [a, b]."""
-        return {e.target.key for e in self.events if e.event_type == "gaze_at" and e.actor == pid
-                and e.target is not None and e.overlaps(a, b)}
+        return {e.target.key for e in self.gaze_at_of.get(pid, ()) if e.overlaps(a, b)}
 
     def face_to_face(self, p: int, q: int, a: float, b: float) -> bool:
         """Are ``p`` and ``q`` each recorded looking at the other during [a, b]? Eye contact there cannot be
