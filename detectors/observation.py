@@ -23,6 +23,8 @@ LEFT_SHOULDER, RIGHT_SHOULDER, LEFT_ELBOW, RIGHT_ELBOW, LEFT_WRIST, RIGHT_WRIST 
 LEFT_HIP, RIGHT_HIP = 11, 12
 
 GAZE_SOURCE_NONE = ""
+# where a gaze direction came from (the values of pipeline.schema.GAZE_SOURCES the detectors write)
+GAZE_SOURCE_FACE_MESH, GAZE_SOURCE_KEYPOINTS = "face_mesh", "keypoints"
 
 
 def _nan(*shape: int) -> np.ndarray:

@@ -14,7 +14,8 @@ from detectors.gaze import gaze_from_face_mesh, gaze_from_keypoints
 from detectors.hands import arm_raised, index_ray, open_palm_score, pointing_score
 from detectors.keypoints import ARMS, hand_boxes_from_arm, head_box, visible
 from detectors.mediapipe_models import Face, MediaPipeModels
-from detectors.observation import LEFT_EYE, LEFT_HIP, NOSE, RIGHT_EYE, RIGHT_HIP, FrameObservations
+from detectors.observation import (GAZE_SOURCE_FACE_MESH, GAZE_SOURCE_KEYPOINTS, LEFT_EYE, LEFT_HIP, NOSE, RIGHT_EYE,
+                                   RIGHT_HIP, FrameObservations)
 from detectors.config import GazeConfig, PointingConfig
 
 KEYPOINT_MIN_SCORE = 0.5
@@ -86,7 +87,7 @@ class PersonRefiner:
             if estimate is not None:
                 obs.gaze_origin[i] = estimate.origin / [width, height]
                 obs.gaze_dir[i] = estimate.direction
-                obs.gaze_source[i] = "face_mesh"
+                obs.gaze_source[i] = GAZE_SOURCE_FACE_MESH
                 obs.gaze_conf[i] = estimate.confidence
                 return
         # No usable face: which way the head and shoulders face (pixels keep the geometry isotropic).
@@ -94,7 +95,7 @@ class PersonRefiner:
         if confidence[0] > 0:
             obs.gaze_origin[i] = origin[0] / [width, height]
             obs.gaze_dir[i] = direction[0]
-            obs.gaze_source[i] = "keypoints"
+            obs.gaze_source[i] = GAZE_SOURCE_KEYPOINTS
             obs.gaze_conf[i] = confidence[0]
 
     def _mesh_gaze(self, frame: np.ndarray, head: np.ndarray, face: Face | None):

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from detectors.observation import (
+    GAZE_SOURCE_KEYPOINTS,
     LEFT_ELBOW,
     LEFT_SHOULDER,
     LEFT_WRIST,
@@ -282,7 +283,7 @@ def tracks_to_arrays(tracks: pa.Table, objects: pa.Table | None = None, fps: flo
     gaze_type = dense(_codes(_column(tracks, "gaze_target_type"), GAZE_TARGET_TYPES, "gaze_target_type", video_id), -1, np.int64)
     gaze_id = dense(_ints(_column(tracks, "gaze_target_id")) if "gaze_target_id" in columns else np.full(len(p), -1), -1, np.int64)
     gaze_conf = dense(_floats(_column(tracks, "gaze_conf"), 0.0), 0.0, np.float64)
-    from_keypoints = (pc.fill_null(pc.equal(_column(tracks, "gaze_source"), "keypoints"), False)
+    from_keypoints = (pc.fill_null(pc.equal(_column(tracks, "gaze_source"), GAZE_SOURCE_KEYPOINTS), False)
                       .to_numpy(zero_copy_only=False) if "gaze_source" in columns else np.zeros(len(p), bool))
     gaze_from_keypoints = dense(from_keypoints.astype(bool), False, bool)
     pointing = dense(_column(tracks, "pointing").fill_null(False).to_numpy(zero_copy_only=False).astype(bool), False, bool)
@@ -312,8 +313,9 @@ def tracks_to_arrays(tracks: pa.Table, objects: pa.Table | None = None, fps: flo
         video_id=video_id, fps=float(fps), frame_idx=frame_idx, times=times,
         end_times=frame_end_times(times, float(fps), clip_duration), shot_id=shot, segment=segment,
         person_ids=person_ids, present=present, body_box=body_box, head_box=head_box, gaze_type=gaze_type,
-        gaze_id=gaze_id, gaze_conf=gaze_conf, gaze_from_keypoints=gaze_from_keypoints, gaze_point=gaze_point, pointing=pointing, point_conf=point_conf,
-        point_type=point_type, point_id=point_id, hand_boxes=hand_boxes, hand_open=hand_open,
+        gaze_id=gaze_id, gaze_conf=gaze_conf, gaze_from_keypoints=gaze_from_keypoints, gaze_point=gaze_point,
+        pointing=pointing, point_conf=point_conf, point_type=point_type, point_id=point_id, hand_boxes=hand_boxes,
+        hand_open=hand_open,
         shoulder=shoulder, elbow=elbow, wrist=wrist, object_ids=object_ids, object_labels=object_labels,
         object_boxes=object_boxes, object_holder=object_holder,
     )

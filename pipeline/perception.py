@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from detectors.gaze import face_keypoints_seen
 from detectors.objects import FrameObjects
-from detectors.observation import FrameObservations
+from detectors.observation import GAZE_SOURCE_KEYPOINTS, FrameObservations
 from detectors.referents import REFERENT_LABEL, referents_in_frames
 from pipeline import schema
 from pipeline.clip import ClipSpec, PerceptionResult, VideoInfo
@@ -266,7 +266,7 @@ def associate_targets(
         hands_at_face_margin=gaze.hands_at_face_margin,
     )
     gaze_code, gaze_id = geometry.head_only_targets(
-        gaze_code, gaze_id, merged.gaze_source == "keypoints", ~face_keypoints_seen(merged.keypoints),
+        gaze_code, gaze_id, merged.gaze_source == GAZE_SOURCE_KEYPOINTS, ~face_keypoints_seen(merged.keypoints),
         merged.gaze_origin, frame_index, person,
         merged.head_xyxy, merged.xyxy, aspect=aspect, max_heads=gaze.head_only_max_target_heads,
     )
