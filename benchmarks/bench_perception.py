@@ -131,6 +131,8 @@ def main() -> None:
                 video[label] += info.duration_s
                 wall[label] += seconds
         steal = steal_share(ticks_before, cpu_times())
+    for worker in workers.values():
+        worker.close()
     print(f"{describe(steal)} (CPU time the hypervisor gave other VMs during the timed clips); "
           f"load_average={' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print(f"peak_rss_mb={peak_rss_mb():.0f}")

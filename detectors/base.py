@@ -23,6 +23,10 @@ class PersonDetector(Protocol):
         """
         ...
 
+    def close(self) -> None:
+        """Release the backend's models and threads (MediaPipe graphs are never garbage collected)."""
+        ...
+
 
 def check_frames(frames: list[np.ndarray]) -> None:
     """Raise a clear ValueError unless every frame is an RGB uint8 (H, W, 3) array."""

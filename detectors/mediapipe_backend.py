@@ -105,6 +105,9 @@ class MediaPipeDetector:
         # frames between whole-frame searches while a search finds nobody (always the next frame otherwise)
         self.search_every = max(1, round(fps * config.search_interval_seconds))
 
+    def close(self) -> None:
+        self.pool.close()
+
     def detect(self, frames: list[np.ndarray]) -> list[FrameObservations]:
         """People in each RGB frame (see ``PersonDetector.detect``). Frames are consecutive samples of one
         clip: the costly search for people without a visible face runs on the batch's first frame, when

@@ -7,8 +7,10 @@ Every call takes an RGB uint8 image and returns pixel coordinates of that image.
 """
 from __future__ import annotations
 
+import atexit
 import os
 import threading
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +23,18 @@ N_HAND_LANDMARKS = 21
 
 
 MIN_FACE_SHARE = 0.015  # faces narrower than this share of the frame's longest side cannot carry gaze
+
+# A MediaPipe solution is never garbage collected (its graph's output callback holds it) and its graph
+# runs native threads: one left open until the interpreter tears its libraries down can crash the process
+# after its work is done. Owners close their models; whatever is still open at exit is closed first.
+_OPEN_SOLUTIONS: "weakref.WeakSet" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_solutions() -> None:
+    for solution in list(_OPEN_SOLUTIONS):
+        solution.close()
+    _OPEN_SOLUTIONS.clear()
 
 
 @dataclass(frozen=True)
@@ -69,6 +83,7 @@ class MediaPipeModels:
                 model = getattr(self, attribute)
                 if model is None:
                     model = self._create(attribute)
+                    _OPEN_SOLUTIONS.add(model)
                     setattr(self, attribute, model)
         return model
 
@@ -136,5 +151,7 @@ class MediaPipeModels:
         for attribute in ("_face_detector", "_pose", "_face_mesh", "_hands"):
             model = getattr(self, attribute)
             if model is not None:
-                model.close()
+                if model in _OPEN_SOLUTIONS:  # not closed already at exit
+                    _OPEN_SOLUTIONS.discard(model)
+                    model.close()
                 setattr(self, attribute, None)

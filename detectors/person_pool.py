@@ -33,3 +33,12 @@ class PersonPool:
 
         list(self.executor.map(run_slot, range(slots)))  # list(): re-raises a worker's exception here
         return results
+
+    def close(self) -> None:
+        """Stop the threads and close every model set. MediaPipe graphs left to the interpreter's exit are
+        torn down after the libraries they use, which can crash the process once its work is done."""
+        if self.executor is not None:
+            self.executor.shutdown(wait=True)
+            self.executor = None
+        for models in self.model_sets:
+            models.close()

@@ -44,6 +44,9 @@ class YoloPoseDetector:
         self.refine_seconds = 0.0  # time spent in face mesh / hands so far (the pipeline reports it apart)
         self.pair_crops = 0  # boxes detected again zoomed in so far (detectors/pair_split.py)
 
+    def close(self) -> None:
+        self.pool.close()
+
     def detect(self, frames: list[np.ndarray]) -> list[FrameObservations]:
         """People in each RGB frame (see ``PersonDetector.detect``), ``config.batch_size``
         frames per forward pass."""

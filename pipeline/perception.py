@@ -75,6 +75,10 @@ class PerceptionWorker:
 
             self.object_detector = ObjectDetector(config.detector)
 
+    def close(self) -> None:
+        """Release the detector's models and threads (use ``contextlib.closing``)."""
+        self.detector.close()
+
     def __call__(self, clip: ClipSpec) -> PerceptionResult:
         """Run perception on ``clip``; raises VideoError when its video cannot be read."""
         timings: dict[str, float] = defaultdict(float)

@@ -12,6 +12,7 @@ import platform
 import socket
 import time
 import traceback
+from contextlib import closing
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
 
@@ -273,13 +274,13 @@ def iter_local(todo: Iterable[InputVideo], config: Config, store: OutputStore,
     """The in-process executor: one perception worker, clips one after another."""
     from pipeline.perception import PerceptionWorker
 
-    worker = PerceptionWorker(config)
-    if progress is not None:
-        worker.on_frames = progress.advance_frames
-    for video in todo:
+    with closing(PerceptionWorker(config)) as worker:
         if progress is not None:
-            progress.start_video(video, expected_frames(video.uri, config))
-        yield process_video(video, worker, config, store)
+            worker.on_frames = progress.advance_frames
+        for video in todo:
+            if progress is not None:
+                progress.start_video(video, expected_frames(video.uri, config))
+            yield process_video(video, worker, config, store)
 
 
 class VideoProgress:

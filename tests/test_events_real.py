@@ -3,6 +3,7 @@ table keeps the rules of a consistent events table, and what the clips show (med
 from __future__ import annotations
 
 import os
+from contextlib import closing
 
 import pytest
 
@@ -28,11 +29,12 @@ def real_events(media_dir):
     out = {}
     for fps, clips in RUNS:
         config = Config().replace(sampling={"fps": fps})
-        worker = perception.PerceptionWorker(config)
-        for name in clips:
-            result = worker(ClipSpec(video_id=name.split(".")[0], uri=str(media_dir / name)))
-            duration = result.info.duration_s
-            out[(fps, name.split(".")[0])] = (derive_events(result.tracks, result.objects, config, duration), duration)
+        with closing(perception.PerceptionWorker(config)) as worker:
+            for name in clips:
+                result = worker(ClipSpec(video_id=name.split(".")[0], uri=str(media_dir / name)))
+                duration = result.info.duration_s
+                out[(fps, name.split(".")[0])] = (derive_events(result.tracks, result.objects, config, duration),
+                                                  duration)
     return out
 
 

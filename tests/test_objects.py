@@ -5,6 +5,8 @@ The plumbing runs on an untrained model (yolo11n.yaml builds one offline; its lo
 still boxes); the target logic on synthetic observations with a known answer."""
 from __future__ import annotations
 
+from contextlib import closing
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -84,8 +86,8 @@ def test_untrained_object_model_fills_the_objects_table(media_dir) -> None:
     detector = ObjectDetector(config.detector)
     # an untrained model has 80 numbered classes; a COCO model's "person" is left to the pose model
     assert len(detector.names) == 80 and len(detector.classes) == 80
-    worker = PerceptionWorker(config)
-    result = worker(ClipSpec(video_id="handshake", uri=str(media_dir / "tvhid_handshake_0001.avi")))
+    with closing(PerceptionWorker(config)) as worker:
+        result = worker(ClipSpec(video_id="handshake", uri=str(media_dir / "tvhid_handshake_0001.avi")))
     objects = result.objects
     assert isinstance(objects, pa.Table) and objects.schema.equals(schema.OBJECTS_SCHEMA)
     assert objects.num_rows > 0  # an untrained head still scores every anchor a little
@@ -99,7 +101,8 @@ def test_untrained_object_model_fills_the_objects_table(media_dir) -> None:
     assert sorted(rows.object_id.unique()) == list(range(rows.object_id.nunique()))
     assert result.timings["objects"] > 0
     # off by default
-    assert PerceptionWorker(Config().replace(detector={"backend": "mediapipe"})).object_detector is None
+    with closing(PerceptionWorker(Config().replace(detector={"backend": "mediapipe"}))) as worker:
+        assert worker.object_detector is None
 
 
 def test_people_are_left_to_the_pose_model() -> None:

@@ -4,7 +4,9 @@ Each clip runs once per session (module-scoped fixtures) at 10 fps with the defa
 """
 from __future__ import annotations
 
+from contextlib import closing
 from pathlib import Path
+from typing import Iterator
 
 import motmetrics as mm
 import numpy as np
@@ -24,8 +26,9 @@ FPS = 10.0
 
 
 @pytest.fixture(scope="module")
-def worker() -> PerceptionWorker:
-    return PerceptionWorker(Config().replace(sampling={"fps": FPS}))
+def worker() -> Iterator[PerceptionWorker]:
+    with closing(PerceptionWorker(Config().replace(sampling={"fps": FPS}))) as worker:
+        yield worker
 
 
 def _run(worker: PerceptionWorker, media_dir: Path, name: str):
@@ -269,8 +272,8 @@ def test_small_blurred_background_woman_tracked_at_2_fps(media_dir: Path) -> Non
     """tvhid_highfive_0018's background woman C (about 70 px tall, blurred, behind the left man) at the
     default 2 fps: tracked at 5 of her 6 annotated instants, as one id of her own. The sixth (0.75 s)
     falls on the 0.52 s sample, before she comes into view (about 0.55 s)."""
-    worker = PerceptionWorker(Config().replace(sampling={"fps": 2.0}))
-    result = _run(worker, media_dir, "tvhid_highfive_0018.avi")
+    with closing(PerceptionWorker(Config().replace(sampling={"fps": 2.0}))) as worker:
+        result = _run(worker, media_dir, "tvhid_highfive_0018.avi")
     share, labels = _match_truth(result, media_dir, "tvhid_highfive_0018.avi")
     assert share["C"] >= 5 / 6 - 1e-9 and share["A"] >= 0.9, share
     assert not {pid: names for pid, names in labels.items() if len(names) > 1}, labels

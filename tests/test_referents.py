@@ -5,6 +5,8 @@ Real frames use the pointing rays perception measured on them (2 fps, default co
 what is really there, read off the frames by eye."""
 from __future__ import annotations
 
+from contextlib import closing
+
 import numpy as np
 import pytest
 
@@ -139,7 +141,8 @@ def worker_2fps():
     from pipeline.config import Config
     from pipeline.perception import PerceptionWorker
 
-    return PerceptionWorker(Config().replace(sampling={"fps": 2.0}))
+    with closing(PerceptionWorker(Config().replace(sampling={"fps": 2.0}))) as worker:
+        yield worker
 
 
 def test_perception_writes_the_lamp_and_the_look_at_it(worker_2fps, media_dir) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from contextlib import closing
 from pathlib import Path
 
 import av
@@ -307,9 +308,9 @@ def kitchen_runs(media_dir):
     """atd_kitchen (3.4 s) at 10 fps perceived whole and in 1.5 s segments by one worker."""
     from pipeline.perception import PerceptionWorker
 
-    worker = PerceptionWorker(KITCHEN_CONFIG)
     uri = str(media_dir / "atd_kitchen.mp4")
-    return worker(ClipSpec(video_id="atd_kitchen", uri=uri)), perceive_video("atd_kitchen", uri, worker, KITCHEN_CONFIG)
+    with closing(PerceptionWorker(KITCHEN_CONFIG)) as worker:
+        return worker(ClipSpec(video_id="atd_kitchen", uri=uri)), perceive_video("atd_kitchen", uri, worker, KITCHEN_CONFIG)
 
 
 @pytest.mark.slow
@@ -345,7 +346,8 @@ def test_people_who_come_back_in_a_later_segment_keep_their_ids(media_dir, tmp_p
     kitchen, highfive = media_dir / "atd_kitchen.mp4", media_dir / "tvhid_highfive_0018.avi"
     uri = str(write_video(tmp_path / "reunion.mp4", [kitchen, highfive, kitchen]))
     config = _config(fps=4.0, max_clip=2.5, overlap=1.0)
-    result = perceive_video("reunion", uri, PerceptionWorker(config), config)
+    with closing(PerceptionWorker(config)) as worker:
+        result = perceive_video("reunion", uri, worker, config)
     assert result.n_segments == 4 and result.n_frames == 36
     df = result.tracks.to_pandas()
     part = np.digitize(df.t, [101 / 30, 168 / 30])  # 101 kitchen frames, then 67 high-five frames, at 30 fps
