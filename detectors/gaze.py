@@ -212,6 +212,7 @@ def gaze_from_keypoints(
     origin = np.full((n, 2), np.nan)
     direction = np.full((n, 3), np.nan)
     confidence = np.zeros(n)
+    face_seen = face_keypoints_seen(keypoints, min_score)
     for i, person in enumerate(keypoints):
         seen = np.isfinite(person[:, :2]).all(axis=1) & (person[:, 2] >= min_score)
         head_ids = [k for k in (NOSE, LEFT_EYE, RIGHT_EYE, LEFT_EAR, RIGHT_EAR) if seen[k]]
@@ -219,14 +220,13 @@ def gaze_from_keypoints(
         shoulders_seen = seen[LEFT_SHOULDER] and seen[RIGHT_SHOULDER]
         if not head_ids and not shoulders_seen:
             continue
-        face_seen = bool(face_keypoints_seen(person[None], min_score)[0])
         # Subject's left shoulder on the image right = facing the camera (COCO labels are anatomical).
         shoulder_span = person[LEFT_SHOULDER, 0] - person[RIGHT_SHOULDER, 0] if shoulders_seen else 0.0
         head_width = abs(shoulder_span) * 0.45 if shoulders_seen else 0.0
         if len(ears) == 2:
             head_width = max(head_width, abs(person[LEFT_EAR, 0] - person[RIGHT_EAR, 0]))
         head_centre = person[ears, :2].mean(axis=0) if ears else person[head_ids or [LEFT_SHOULDER, RIGHT_SHOULDER], :2].mean(axis=0)
-        if face_seen:
+        if face_seen[i]:
             eyes = [k for k in (LEFT_EYE, RIGHT_EYE) if seen[k]]
             origin[i] = person[eyes, :2].mean(axis=0) if eyes else person[NOSE, :2]
             face_x = person[NOSE, 0] if seen[NOSE] else origin[i, 0]

@@ -35,8 +35,8 @@ class PersonPool:
         return results
 
     def close(self) -> None:
-        """Stop the threads and close every model set. MediaPipe graphs left to the interpreter's exit are
-        torn down after the libraries they use, which can crash the process once its work is done."""
+        """Stop the threads and close every model set (MediaPipe graphs must be closed: see
+        detectors.mediapipe_models)."""
         if self.executor is not None:
             self.executor.shutdown(wait=True)
             self.executor = None

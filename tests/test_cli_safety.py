@@ -259,7 +259,7 @@ if sys.argv[1] == "quiet":
     from pipeline.quiet import quiet_native_stderr
     quiet_native_stderr()
 import mediapipe as mp, numpy as np
-with mp.solutions.face_mesh.FaceMesh(refine_landmarks=True) as mesh:  # closed: see detectors.person_pool
+with mp.solutions.face_mesh.FaceMesh(refine_landmarks=True) as mesh:  # closed: see detectors.mediapipe_models
     mesh.process(np.zeros((64, 64, 3), np.uint8))
 os.write(2, b"a native line that is not noise\\n")
 print("a python line", file=sys.stderr)

@@ -277,8 +277,8 @@ for backend in ("mediapipe", "yolo") * 3:
 def test_closing_a_detector_stops_its_model_threads(media_dir):
     """Each MediaPipe graph runs native threads and is never garbage collected (its output callback
     holds the solution), so a detector must close its model sets: six detectors made and closed in turn
-    leave no more threads behind than the first (unclosed, each left ~8-14 more, and hundreds of them
-    alive at interpreter exit crashed the process after its work was done)."""
+    leave no more threads behind than the first (unclosed, each left ~8-14 more running until interpreter
+    exit, the likely cause of a test run that passed and then segfaulted as it exited)."""
     import subprocess
     import sys
 
