@@ -3,7 +3,8 @@
     python -m benchmarks.bench_accuracy [--fps F] [--config FILE] [--out DIR] [--json FILE] [--media DIR]
 
 Runs ``socialtrace run`` (local executor, default settings unless --fps / --config) on every clip the
-truth annotates, then prints per clip and overall: tracking coverage of the annotated people, (a) typed
+truth annotates, then prints, for the development set, the validation set (DESIGN.md §10) and all clips,
+per clip and overall: tracking coverage of the annotated people, (a) typed
 gaze-target accuracy on rows with a definite annotation, (b) precision of each event type and recall of
 annotated intervals, (c) QA items whose key agrees with the truth, the consistency violations
 (pipeline/consistency.py), and wall time / realtime factor. ``--out DIR`` scores an existing output
@@ -26,7 +27,7 @@ from pathlib import Path
 
 from pipeline.accuracy import RECALL_KINDS, RIGHT, UNCHECKABLE, WRONG
 from pipeline.truth_scores import ClipScore, score_output, totals
-from pipeline.truth import GroundTruth
+from pipeline.truth import TRUTH_SETS, GroundTruth, truth_set_of
 from tests.shared_media import find_media_dir
 
 EVENT_ORDER = ("gaze_at", "mutual_gaze", "joint_attention", "gaze_following", "gaze_aversion", "attention_capture",
@@ -191,7 +192,14 @@ def main() -> None:
         ran = wall is not None
         if not ran:  # an earlier run: the clips' own wall times (model loading included in the first)
             wall = sum(s.wall_s or 0.0 for s in scores) or None
-        figures = report(scores, wall, ran)
+        # DESIGN.md §10: the development set and the validation set, reported apart; then all clips
+        figures = {}
+        for truth_set in TRUTH_SETS:
+            print(f"\n# {truth_set} set ({', '.join(truth.video_ids(truth_set))})")
+            in_set = [s for s in scores if truth_set_of(s.video_id) == truth_set]
+            figures[truth_set] = report(in_set, sum(s.wall_s or 0.0 for s in in_set) or None, ran=False)
+        print(f"\n# all {len(scores)} annotated clips")
+        figures.update(report(scores, wall, ran))
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1, default=str))
 

@@ -17,7 +17,7 @@ from pipeline.qa_truth import score_qa
 from pipeline.schema import EVENTS_SCHEMA, QA_SCHEMA, TRACKS_SCHEMA, table_from_rows
 from pipeline.truth_scores import score_output, totals
 from pipeline.storage import OutputStore
-from pipeline.truth import ClipTruth, GroundTruth, TruthError, TruthInterval, TruthRow
+from pipeline.truth import ClipTruth, GroundTruth, TruthError, TruthInterval, TruthRow, truth_set_of
 from qa_gen.events_view import read_events
 
 # --- a toy clip: A (left) and B (right), annotated every 0.5 s -------------------------------------
@@ -154,8 +154,11 @@ def toy_run(tracks=None, events=TOY_EVENTS, qa=TOY_QA, duration=2.2, unit_start=
 
 def test_shared_truth_loads(media_dir):
     truth = GroundTruth.load(media_dir / "truth")
-    assert len(truth.clips) == 8 and "opencv_vtest" not in truth.clips
-    assert sum(len(c.rows) for c in truth.clips.values()) == 151
+    assert len(truth.clips) == 11 and "opencv_vtest" not in truth.clips
+    rows = {v: len(truth.clip(v).rows) for v in truth.video_ids()}
+    assert sum(rows[v] for v in truth.video_ids("development")) == 151
+    assert sum(rows[v] for v in truth.video_ids("validation")) == 94
+    assert truth.clip("mmaction2_hug_lab").labels == ("A", "B")
     assert truth.clip("tvhid_highfive_0018").first_pts == pytest.approx(0.08)
     assert truth.clip("tvhid_handshake_0001").first_pts == pytest.approx(0.125, abs=1e-3)
     assert truth.clip("atd_kitchen").labels == ("A", "B")
@@ -534,15 +537,20 @@ def test_each_events_table_rule_is_reported():
 
 # --- the real pipeline on the shared clips (slow) ----------------------------------------------
 
-# Floors just below what the default settings measure (benchmarks/README.md); raise them as quality
-# improves. Precision comes first (issue 10): every event type the truth decides is held to the issue's 0.9
-# and QA agreement to 0.9, while recall of shared attention may stay low: a look must be seen on two
-# samples (events.min_look_samples), so at 2 fps the kitchen's 0.2 s glances are not reported. The one
-# annotated eye contact (tvhid_highfive_0005, 0-0.4 s) is found since eye contact may be 0.4 s long. Gaze:
-# 0.857 (48 of 56 rows) measured on AMD EPYC; the floor (44.8 rows) leaves 3 rows for another CPU's numerics.
-FLOORS = {"gaze_accuracy": 0.8, "tracking_coverage": 0.93, "qa_agreement": 0.9, "pointing_recall": 1.0,
-          "pointing_precision": 1.0, "joint_attention_recall": 0.3, "mutual_gaze_recall": 1.0}
-PRECISION_FLOOR = 0.9  # per event type, over the events the truth decides
+# Floors just below what the default settings measure (benchmarks/README.md), per set of the truth (DESIGN.md
+# §10): the first 8 clips are developed against, the 3 added later validate. Raise them as quality improves.
+# Precision comes first (issue 10): every event type the first set decides is held to 0.9 and QA agreement to
+# 0.9, while recall of shared attention may stay low: a look must be seen on two samples
+# (events.min_look_samples), so at 2 fps the kitchen's 0.2 s glances are not reported. Gaze: 0.857 (48 of 56
+# rows) measured on AMD EPYC; the floor (44.8 rows) leaves 3 rows for another CPU's numerics. The validation
+# set's floors are what it measures today (issue 22: 0.528 gaze, 28 of 53 rows), a few rows below.
+FLOORS = {
+    "development": {"gaze_accuracy": 0.8, "tracking_coverage": 0.93, "qa_agreement": 0.9, "pointing_recall": 1.0,
+                    "pointing_precision": 1.0, "joint_attention_recall": 0.3, "mutual_gaze_recall": 1.0},
+    "validation": {"gaze_accuracy": 0.45, "tracking_coverage": 0.93, "qa_agreement": 0.7,
+                   "mutual_gaze_recall": 1.0},
+}
+PRECISION_FLOOR = {"development": 0.9}  # per event type, over the events the truth decides
 
 
 @pytest.fixture(scope="module")
@@ -551,27 +559,43 @@ def shared_scores(media_dir, default_truth_run):
     return score_output(default_truth_run, GroundTruth.load(media_dir / "truth"))
 
 
+def test_shared_truth_sets_are_apart(media_dir):
+    truth = GroundTruth.load(media_dir / "truth")
+    development, validation = truth.video_ids("development"), truth.video_ids("validation")
+    assert len(development) == 8 and len(validation) == 3 and not set(development) & set(validation)
+    assert sorted(development + validation) == truth.video_ids()
+    with pytest.raises(TruthError, match="unknown truth set 'test'"):
+        truth.video_ids("test")
+
+
 @pytest.mark.slow
-def test_accuracy_floors_on_shared_clips(shared_scores):
-    t = totals(shared_scores)
+@pytest.mark.parametrize("truth_set", ["development", "validation"])
+def test_accuracy_floors_on_shared_clips(shared_scores, truth_set):
+    scores = [s for s in shared_scores if truth_set_of(s.video_id) == truth_set]
+    t = totals(scores)
+    floors = FLOORS[truth_set]
     measured = {"gaze_accuracy": t.gaze.accuracy, "tracking_coverage": t.tracking_coverage,
                 "qa_agreement": t.qa.agreement(), "pointing_recall": t.events.recall_of("pointing"),
                 "pointing_precision": t.events.precision("pointing"),
                 "joint_attention_recall": t.events.recall_of("joint_attention"),
                 "mutual_gaze_recall": t.events.recall_of("mutual_gaze")}
-    below = {k: round(v, 3) for k, v in measured.items() if not v >= FLOORS[k]}
-    assert not below, f"below the floors {FLOORS}: {below} (all: {measured})"
+    below = {k: round(measured[k], 3) for k in floors if not measured[k] >= floors[k]}
+    assert not below, f"{truth_set}: below the floors {floors}: {below} (all: {measured})"
     qa = t.qa.totals()
-    assert qa[RIGHT] + qa[WRONG] >= 8, f"too few truth-checkable QA items to measure agreement: {qa}"
-    decided = {kind: t.events.precision(kind) for kind in t.events.verdicts
-               if t.events.verdicts[kind].get(RIGHT, 0) + t.events.verdicts[kind].get(WRONG, 0) > 0}
-    imprecise = {kind: round(p, 3) for kind, p in decided.items() if p < PRECISION_FLOOR}
-    assert not imprecise, f"event precision below {PRECISION_FLOOR}: {imprecise} (all: {decided})"
-    assert {"gaze_at", "mutual_gaze", "joint_attention", "pointing"} <= set(decided)
-    assert t.gaze.rows >= 50 and t.merges == 0
-    # the kitchen's two people are always found, each under one id
-    kitchen = next(s for s in shared_scores if s.video_id == "atd_kitchen")
-    assert all(v["identity_ok"] == v["rows"] for v in kitchen.match.per_label.values())
+    assert qa[RIGHT] + qa[WRONG] >= (8 if truth_set == "development" else 4), f"too few checkable QA items: {qa}"
+    assert t.merges == 0
+    if truth_set == "development":
+        decided = {kind: t.events.precision(kind) for kind in t.events.verdicts
+                   if t.events.verdicts[kind].get(RIGHT, 0) + t.events.verdicts[kind].get(WRONG, 0) > 0}
+        imprecise = {kind: round(p, 3) for kind, p in decided.items() if p < PRECISION_FLOOR[truth_set]}
+        assert not imprecise, f"event precision below {PRECISION_FLOOR}: {imprecise} (all: {decided})"
+        assert {"gaze_at", "mutual_gaze", "joint_attention", "pointing"} <= set(decided)
+        assert t.gaze.rows >= 50
+        # the kitchen's two people are always found, each under one id
+        kitchen = next(s for s in scores if s.video_id == "atd_kitchen")
+        assert all(v["identity_ok"] == v["rows"] for v in kitchen.match.per_label.values())
+    else:
+        assert t.gaze.rows >= 45
 
 
 @pytest.mark.slow
