@@ -61,7 +61,10 @@ class DetectorConfig:
 class GazeConfig:
     cone_half_angle_deg: float = 15.0  # a head counts as a gaze target inside this cone
     camera_max_angle_deg: float = 12.0  # gaze this close to the line from the eyes to the lens = camera
-    min_conf: float = 0.2  # gaze below this confidence gets target "unknown"
+    # gaze below this confidence gets target "unknown"; 0 = every measured direction is used. A face-mesh
+    # confidence is the face score x how well a generic face fits: low on profiles, which still point
+    # the right way (benchmarks/README.md, "Issue 22"); raise for fewer, surer targets
+    min_conf: float = 0.0
     iris_weight: float = 1.0  # how much the iris offset turns the head-pose direction (1 = the full eye turn)
     # face-mesh gaze is turned up by this (the generic face reads head pitch low on level gaze, but
     # with the lid cue steep looks read shallow: no constant helped on the shared truth, see
@@ -99,7 +102,7 @@ class GazeConfig:
     point_reach: float = 0.25  # gaze point when nothing is hit: origin + this x image-plane direction
     # a head, hand or object is a gaze target only when the ray passes its centre within this many
     # half-diagonals of its box (evidence relative to the target's size)
-    target_max_miss: float = 1.5
+    target_max_miss: float = 2.0
     # one's own hands are a gaze target only when the ray passes through them and the gaze points at
     # least this far below level (hands held in front of the chest are about 40-70 degrees below the eyes)
     own_hands_min_pitch_deg: float = 40.0
