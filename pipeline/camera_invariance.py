@@ -1,0 +1,256 @@
+"""How far a run's output holds under a camera edit of its video (DESIGN.md §10: a mirrored or half-resolution
+copy of a clip must give the same people, the same gaze targets and the same events).
+
+Two runs of one clip, the original and an edit of it sampled at the same instants, are compared frame by
+frame: the people of each sampled frame are matched by head centre (x -> 1 - x for a mirror), then each
+(frame, person) row agrees when its gaze_target_type is the same and, for a person or hands target, the
+target is the matched person. A person seen in one run and not the other disagrees. Each original event is
+found again when the edit has one of the same type, with the matched persons and target, overlapping in time.
+``benchmarks/bench_invariance.py`` prints these per clip; tests/test_camera_invariance.py holds the floors.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+import pyarrow as pa
+from scipy.optimize import linear_sum_assignment
+
+from pipeline.accuracy import MATCH_MAX_DISTANCE, head_centre
+from qa_gen.events_view import Event, read_events
+
+PERSON_TARGETS = ("person", "hands")  # target types whose gaze_target_id is a person_id
+
+
+@dataclass(frozen=True)
+class RowComparison:
+    """One (sampled frame, person) of either run and how the other run saw it."""
+
+    frame_idx: int
+    t: float
+    original_id: Optional[int]  # None: only the edit has this person here
+    edited_id: Optional[int]  # None: only the original has this person here
+    original: Optional[dict]  # gaze columns of the row (gaze_target_type, gaze_target_id, gaze_source, ...)
+    edited: Optional[dict]
+    agrees: bool
+    direction_change_deg: Optional[float] = None  # angle between the two gaze_dirs (the edit's mirrored back)
+
+    @property
+    def why(self) -> str:
+        if self.original is None:
+            return "only in the edit"
+        if self.edited is None:
+            return "missing in the edit"
+        if self.agrees:
+            return "agrees"
+        return f"{_target_text(self.original)} -> {_target_text(self.edited)}"
+
+
+@dataclass
+class InvarianceScore:
+    """Agreement of one clip's edited run with its original run."""
+
+    video_id: str
+    edit: str
+    rows: list[RowComparison]
+    events_original: int
+    events_found: list[Event]  # original events the edit has too
+    events_missed: list[Event]  # original events the edit does not have
+    events_extra: list[Event]  # edited events the original does not have
+    id_map: dict[int, int] = field(default_factory=dict)  # original person_id -> edited person_id (majority)
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.rows)
+
+    @property
+    def n_agree(self) -> int:
+        return sum(r.agrees for r in self.rows)
+
+    @property
+    def n_matched(self) -> int:
+        return sum(r.original is not None and r.edited is not None for r in self.rows)
+
+    @property
+    def agreement(self) -> float:
+        """Share of (frame, person) rows of either run that the other run reproduces."""
+        return self.n_agree / self.n_rows if self.rows else math.nan
+
+    @property
+    def events_found_share(self) -> float:
+        return len(self.events_found) / self.events_original if self.events_original else math.nan
+
+    def disagreements(self) -> list[RowComparison]:
+        return [r for r in self.rows if not r.agrees]
+
+
+_GAZE_COLUMNS = ("gaze_target_type", "gaze_target_id", "gaze_source", "gaze_conf", "gaze_dir", "gaze_point",
+                 "head_bbox", "bbox")
+
+
+def _target_text(row: dict) -> str:
+    kind = row.get("gaze_target_type") or "unknown"
+    target = row.get("gaze_target_id")
+    return f"{kind}:{target}" if kind in PERSON_TARGETS and target is not None else kind
+
+
+def _head_x_y(row: dict, mirrored: bool) -> Optional[tuple[float, float]]:
+    centre = head_centre(row)
+    if centre is None:
+        return None
+    return (1.0 - centre[0], centre[1]) if mirrored else centre
+
+
+def match_people(original: pa.Table, edited: pa.Table, mirrored: bool,
+                 max_distance: float = MATCH_MAX_DISTANCE) -> dict[int, dict[int, int]]:
+    """Per sampled frame_idx: original person_id -> edited person_id, matched by head centre (the edited
+    one mirrored back when ``mirrored``), one to one, no farther apart than ``max_distance`` (frame units)."""
+    by_frame: dict[int, tuple[list, list]] = defaultdict(lambda: ([], []))
+    for side, table, flip in ((0, original, False), (1, edited, mirrored)):
+        columns = [c for c in ("frame_idx", "person_id", "head_bbox", "bbox") if c in table.column_names]
+        for row in table.select(columns).to_pylist():
+            centre = _head_x_y(row, flip)
+            if centre is not None:
+                by_frame[int(row["frame_idx"])][side].append((int(row["person_id"]), centre))
+    matches: dict[int, dict[int, int]] = {}
+    for frame_idx, (ours, theirs) in by_frame.items():
+        matches[frame_idx] = {}
+        if not ours or not theirs:
+            continue
+        cost = np.array([[math.dist(a, b) for _, b in theirs] for _, a in ours])
+        for i, j in zip(*linear_sum_assignment(cost)):
+            if cost[i, j] <= max_distance:
+                matches[frame_idx][ours[i][0]] = theirs[j][0]
+    return matches
+
+
+def majority_map(matches: dict[int, dict[int, int]]) -> dict[int, int]:
+    """original person_id -> the edited person_id it was matched to most often."""
+    votes: dict[int, Counter] = defaultdict(Counter)
+    for frame in matches.values():
+        for ours, theirs in frame.items():
+            votes[ours][theirs] += 1
+    return {ours: c.most_common(1)[0][0] for ours, c in votes.items()}
+
+
+def _direction_change(a: Optional[list], b: Optional[list], mirrored: bool) -> Optional[float]:
+    if a is None or b is None or len(a) < 3 or len(b) < 3:
+        return None
+    u, v = np.asarray(a, float), np.asarray(b, float)
+    if mirrored:
+        v = v * np.array([-1.0, 1.0, 1.0])
+    norm = np.linalg.norm(u) * np.linalg.norm(v)
+    if not np.isfinite(norm) or norm == 0:
+        return None
+    return float(np.degrees(np.arccos(np.clip(u @ v / norm, -1.0, 1.0))))
+
+
+def compare_rows(original: pa.Table, edited: pa.Table, mirrored: bool,
+                 matches: dict[int, dict[int, int]], id_map: dict[int, int]) -> list[RowComparison]:
+    """Every (frame, person) row of either run, paired with its match and judged (see the module doc)."""
+    columns = ["frame_idx", "t", "person_id", *(c for c in _GAZE_COLUMNS if c in original.column_names)]
+    rows_of = [{(int(r["frame_idx"]), int(r["person_id"])): r for r in table.select(columns).to_pylist()}
+               for table in (original, edited)]
+    out = []
+    seen_edited = set()
+    for (frame_idx, pid), row in sorted(rows_of[0].items()):
+        frame_map = matches.get(frame_idx, {})
+        theirs = frame_map.get(pid)
+        other = rows_of[1].get((frame_idx, theirs)) if theirs is not None else None
+        if other is None:
+            out.append(RowComparison(frame_idx, float(row["t"]), pid, None, row, None, False))
+            continue
+        seen_edited.add((frame_idx, theirs))
+        kind, their_kind = row.get("gaze_target_type") or "unknown", other.get("gaze_target_type") or "unknown"
+        agrees = kind == their_kind
+        if agrees and kind in PERSON_TARGETS:
+            target = row.get("gaze_target_id")
+            expected = None if target is None else frame_map.get(int(target), id_map.get(int(target)))
+            agrees = expected is not None and other.get("gaze_target_id") == expected
+        out.append(RowComparison(frame_idx, float(row["t"]), pid, theirs, row, other, agrees,
+                                 _direction_change(row.get("gaze_dir"), other.get("gaze_dir"), mirrored)))
+    for (frame_idx, pid), row in sorted(rows_of[1].items()):
+        if (frame_idx, pid) not in seen_edited:
+            out.append(RowComparison(frame_idx, float(row["t"]), None, pid, None, row, False))
+    return sorted(out, key=lambda r: (r.frame_idx, r.original_id if r.original_id is not None else 1 << 30))
+
+
+def _event_key(event: Event, id_map: Optional[dict[int, int]]) -> Optional[tuple]:
+    """What must be equal for two events to be the same one: type, persons, target (ids mapped through
+    ``id_map`` when given; None when one of them has no counterpart)."""
+    def mapped(pid: Optional[int]) -> Optional[int]:
+        if pid is None or pid < 0 or id_map is None:
+            return pid
+        return id_map.get(int(pid), -1)
+
+    persons = tuple(sorted(mapped(p) for p in event.persons))
+    target = None
+    if event.target is not None:
+        target = (event.target.kind, mapped(event.target.person_id) if event.target.kind in PERSON_TARGETS else -1,
+                  event.target.label)
+    if -1 in persons or (target is not None and target[1] == -1 and event.target.kind in PERSON_TARGETS):
+        return None
+    return (event.event_type, persons, mapped(event.initiator), target)
+
+
+def _found(event: Event, key: Optional[tuple], candidates: dict[tuple, list[Event]], tolerance: float) -> bool:
+    return key is not None and any(e.start < event.end + tolerance and event.start < e.end + tolerance
+                                   for e in candidates.get(key, ()))
+
+
+def compare_events(original: list[Event], edited: list[Event], id_map: dict[int, int],
+                   tolerance: float) -> tuple[list[Event], list[Event], list[Event]]:
+    """(found, missed, extra): original events the edit has (same type, mapped persons, initiator and
+    target, times overlapping within ``tolerance`` s), those it has not, and edited events with no original."""
+    edited_by_key: dict[tuple, list[Event]] = defaultdict(list)
+    for e in edited:
+        edited_by_key[_event_key(e, None)].append(e)
+    found, missed = [], []
+    for e in original:
+        (found if _found(e, _event_key(e, id_map), edited_by_key, tolerance) else missed).append(e)
+    back = {theirs: ours for ours, theirs in id_map.items()}
+    original_by_key: dict[tuple, list[Event]] = defaultdict(list)
+    for e in original:
+        original_by_key[_event_key(e, None)].append(e)
+    extra = [e for e in edited if not _found(e, _event_key(e, back), original_by_key, tolerance)]
+    return found, missed, extra
+
+
+def compare_runs(video_id: str, edit: str, original_tracks: pa.Table, original_events: pa.Table,
+                 edited_tracks: pa.Table, edited_events: pa.Table, mirrored: bool, step_s: float) -> InvarianceScore:
+    """Agreement of an edited clip's run with the original's (tables of one video each). ``step_s``: the
+    sampling step, the slack allowed between event times."""
+    matches = match_people(original_tracks, edited_tracks, mirrored)
+    id_map = majority_map(matches)
+    rows = compare_rows(original_tracks, edited_tracks, mirrored, matches, id_map)
+    ours, theirs = read_events(original_events), read_events(edited_events)
+    found, missed, extra = compare_events(ours, theirs, id_map, step_s)
+    return InvarianceScore(video_id, edit, rows, len(ours), found, missed, extra, id_map)
+
+
+def compare_outputs(original_store, original_id: str, edited_store, edited_id: str, edit: str) -> InvarianceScore:
+    """compare_runs on two clips of output folders (pipeline.storage.OutputStore); ``edit`` "mirror" means the
+    edited frames are mirrored left to right, anything else that they are not."""
+    from pipeline.accuracy import load_clip_run
+
+    a, b = load_clip_run(original_store, original_id), load_clip_run(edited_store, edited_id)
+    return compare_runs(original_id, edit, a.tracks, a.events_table, b.tracks, b.events_table,
+                        mirrored=edit == "mirror", step_s=a.step)
+
+
+def overall(scores: list[InvarianceScore]) -> dict[str, float]:
+    """Pooled agreement over clips: rows and events counted together."""
+    rows = sum(s.n_rows for s in scores)
+    events = sum(s.events_original for s in scores)
+    return {
+        "rows": rows,
+        "agree": sum(s.n_agree for s in scores),
+        "agreement": sum(s.n_agree for s in scores) / rows if rows else math.nan,
+        "events": events,
+        "events_found": sum(len(s.events_found) for s in scores),
+        "events_found_share": sum(len(s.events_found) for s in scores) / events if events else math.nan,
+        "events_extra": sum(len(s.events_extra) for s in scores),
+    }

