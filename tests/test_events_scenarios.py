@@ -642,3 +642,32 @@ def test_a_look_records_whether_its_start_was_seen(fps):
             for r in detect(sc, fps).to_pylist() if r["event_type"] == "gaze_at"}
     assert seen == {(a, "person", None): False, (a, "none", "camera"): True, (a, "object", "cup"): False,
                     (b, "none", "camera"): False, (b, "person", None): True}, seen
+
+
+def test_a_look_that_follows_its_moving_target_is_no_sudden_shift():
+    """Issue 22: a man kept looking at the other man while his gaze point swept with him; the target never
+    changed, so no 'sudden gaze shift'. Here B is carried 0.4 frame widths in 0.1 s (a pan, a jump) while A's
+    look stays on him: the head-relative gaze point moves as fast as a real shift."""
+    sc = Scenario(duration=4.0, seed=12)
+    a, b = sc.add_person(0.2), sc.add_person(0.5)
+    sc.look(a, ("person", b), 0.0, 4.0)
+    rows = sc.tracks(10.0).to_pylist()
+    shift = np.array([0.4, 0.0, 0.4, 0.0], np.float32)
+    for r in rows:
+        if r["t"] >= 2.0 - 1e-9:
+            if r["person_id"] == b:  # B moves whole: his own gaze point with him
+                r["bbox"] = (np.asarray(r["bbox"]) + shift).tolist()
+                r["head_bbox"] = (np.asarray(r["head_bbox"]) + shift).tolist()
+            if r["gaze_point"] is not None:
+                r["gaze_point"] = [r["gaze_point"][0] + 0.4, r["gaze_point"][1]]
+    tracks = pa.Table.from_pylist(rows, schema=sc.tracks(10.0).schema)
+    events = detect_events(tracks, CONFIG, sc.objects(10.0)).to_pylist()
+    assert [e for e in events if e["event_type"] == "gaze_at" and e["initiator_id"] == a]
+    assert not [e for e in events if e["event_type"] == "sudden_gaze_shift"]
+    # the same sweep onto someone else is a shift
+    for r in rows:
+        if r["person_id"] == a and r["t"] >= 2.0 - 1e-9:
+            r["gaze_target_type"], r["gaze_target_id"] = "elsewhere", None
+    tracks = pa.Table.from_pylist(rows, schema=tracks.schema)
+    shifts = [e for e in detect_events(tracks, CONFIG, sc.objects(10.0)).to_pylist() if e["event_type"] == "sudden_gaze_shift"]
+    assert [e["initiator_id"] for e in shifts] == [a]
