@@ -10,6 +10,7 @@ whatever the number of its items.
 grasp-bench: DIR/json/<video_id>__<qa_id>.json + DIR/video/ (qa_gen/export.py: grasp_bench_item).
 llava-video: DIR/llava_video.json (or the .json path given) + video/ beside it; an item's "video" is
 its clip's path relative to the JSON's folder (LLaVA-Video joins it to its video folder).
+frame-labels: DIR/frame_labels.parquet + DIR/README.md (pipeline/frame_labels.py).
 """
 from __future__ import annotations
 
@@ -185,10 +186,15 @@ def export_llava_video(store: OutputStore, qa: pa.Table, dest: str, videos: Mapp
 
 
 def export(out_dir: str, fmt: str, dest: str, *, videos: dict[str, str]) -> dict:
-    """Export OUT/qa (``out_dir``) as ``fmt`` ("grasp-bench" | "llava-video") into ``dest``.
+    """Export OUT/qa (``out_dir``) as ``fmt`` ("grasp-bench" | "llava-video") into ``dest``, or the
+    per-frame labels of OUT's tracks and events ("frame-labels", pipeline/frame_labels.py; no video read).
     ``videos`` maps video_id -> source video uri. Returns a summary (items, videos, clips, frames, ...)."""
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; choose one of {list(EXPORT_FORMATS)}")
+    if fmt == "frame-labels":
+        from pipeline.frame_labels import export_frame_labels
+
+        return export_frame_labels(out_dir, dest)
     qa = read_qa(out_dir)
     store = OutputStore(out_dir)
     if fmt == "llava-video":
