@@ -32,6 +32,8 @@ from pipeline.render import TrackIndex
 from pipeline.storage import OutputStore
 from pipeline.video import iter_frames
 from pipeline.video_writer import H264Writer
+from pipeline.schema import QA_SCHEMA, table_from_rows
+from qa_gen.corpus_balance import balance_corpus
 from qa_gen.export import EXPORT_FORMATS, grasp_bench_item, llava_video_item
 
 log = logging.getLogger("socialtrace")
@@ -59,14 +61,24 @@ def unit_of_row(row: Mapping) -> ClipUnit:
 
 def read_qa(out_dir: str) -> pa.Table:
     """OUT/qa as one table (hive-partitioned parquet on any pyarrow filesystem), conformed to QA_SCHEMA,
-    ordered by (video_id, qa_id)."""
+    answers balanced across the folder (qa_gen/corpus_balance.py), ordered by (video_id, qa_id)."""
     store = OutputStore(out_dir)
     if store.fs.get_file_info(store.path("qa")).type == pafs.FileType.NotFound:
         raise FileNotFoundError(f"{store.path('qa')}: no QA table (run `socialtrace run` or `socialtrace qa` first)")
     table = store.read_table("qa")
     if table.num_rows == 0:
         return table
+    # balanced across the folder (a no-op after `socialtrace qa`, which stores it balanced)
+    rows, dropped = balance_corpus(table.to_pylist(), _seed(store))
+    if dropped:
+        log.info("export: %d item(s) dropped to balance answers across the corpus: %s", sum(dropped.values()), dropped)
+        table = table_from_rows(rows, QA_SCHEMA)
     return table.sort_by([("video_id", "ascending"), ("qa_id", "ascending")])
+
+
+def _seed(store: OutputStore) -> int:
+    record = store.read_json(store.path("run.json")) or {}
+    return Config.from_dict(record.get("config") or {}).seed
 
 
 def _sampling(store: OutputStore) -> tuple[float, int]:
