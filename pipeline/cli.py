@@ -45,6 +45,7 @@ class Executor(str, Enum):
 class ExportFormat(str, Enum):
     grasp_bench = "grasp-bench"
     llava_video = "llava-video"
+    frame_labels = "frame-labels"
 
 
 def _setup_logging(verbose: bool) -> None:
@@ -344,7 +345,7 @@ def _recompute(out: str, config_file: Optional[Path], seed: Optional[int], with_
 @app.command()
 def export(
     out: str = typer.Argument(..., help="Output folder of `socialtrace run`."),
-    fmt: ExportFormat = typer.Option(..., "--format", help="grasp-bench: json/ per item + one labelled clip per QA unit in video/; llava-video: one LLaVA-Video-178K style JSON list pointing at the same labelled clips."),
+    fmt: ExportFormat = typer.Option(..., "--format", help="grasp-bench: json/ per item + one labelled clip per QA unit in video/; llava-video: one LLaVA-Video-178K style JSON list pointing at the same labelled clips; frame-labels: frame_labels.parquet (per sampled frame and person: gaze target, eye contact, shared attention, pointing, split) + README.md, for probing video encoders."),
     dest: str = typer.Option(..., "--out", "-o", help="Destination folder."),
     verbose: bool = VERBOSE,
 ) -> None:

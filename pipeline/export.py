@@ -10,6 +10,7 @@ whatever the number of its items.
 grasp-bench: DIR/json/<video_id>__<qa_id>.json + DIR/video/ (qa_gen/export.py: grasp_bench_item).
 llava-video: DIR/llava_video.json (or the .json path given) + video/ beside it; an item's "video" is
 its clip's path relative to the JSON's folder (LLaVA-Video joins it to its video folder).
+frame-labels: DIR/frame_labels.parquet + DIR/README.md (pipeline/frame_labels.py).
 """
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ from pipeline.render import TrackIndex
 from pipeline.storage import OutputStore
 from pipeline.video import iter_frames
 from pipeline.video_writer import H264Writer
+from pipeline.schema import QA_SCHEMA, table_from_rows
+from qa_gen.corpus_balance import balance_corpus
 from qa_gen.export import EXPORT_FORMATS, grasp_bench_item, llava_video_item
 
 log = logging.getLogger("socialtrace")
@@ -58,14 +61,24 @@ def unit_of_row(row: Mapping) -> ClipUnit:
 
 def read_qa(out_dir: str) -> pa.Table:
     """OUT/qa as one table (hive-partitioned parquet on any pyarrow filesystem), conformed to QA_SCHEMA,
-    ordered by (video_id, qa_id)."""
+    answers balanced across the folder (qa_gen/corpus_balance.py), ordered by (video_id, qa_id)."""
     store = OutputStore(out_dir)
     if store.fs.get_file_info(store.path("qa")).type == pafs.FileType.NotFound:
         raise FileNotFoundError(f"{store.path('qa')}: no QA table (run `socialtrace run` or `socialtrace qa` first)")
     table = store.read_table("qa")
     if table.num_rows == 0:
         return table
+    # balanced across the folder (a no-op after `socialtrace qa`, which stores it balanced)
+    rows, dropped = balance_corpus(table.to_pylist(), _seed(store))
+    if dropped:
+        log.info("export: %d item(s) dropped to balance answers across the corpus: %s", sum(dropped.values()), dropped)
+        table = table_from_rows(rows, QA_SCHEMA)
     return table.sort_by([("video_id", "ascending"), ("qa_id", "ascending")])
+
+
+def _seed(store: OutputStore) -> int:
+    record = store.read_json(store.path("run.json")) or {}
+    return Config.from_dict(record.get("config") or {}).seed
 
 
 def _sampling(store: OutputStore) -> tuple[float, int]:
@@ -185,10 +198,15 @@ def export_llava_video(store: OutputStore, qa: pa.Table, dest: str, videos: Mapp
 
 
 def export(out_dir: str, fmt: str, dest: str, *, videos: dict[str, str]) -> dict:
-    """Export OUT/qa (``out_dir``) as ``fmt`` ("grasp-bench" | "llava-video") into ``dest``.
+    """Export OUT/qa (``out_dir``) as ``fmt`` ("grasp-bench" | "llava-video") into ``dest``, or the
+    per-frame labels of OUT's tracks and events ("frame-labels", pipeline/frame_labels.py; no video read).
     ``videos`` maps video_id -> source video uri. Returns a summary (items, videos, clips, frames, ...)."""
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; choose one of {list(EXPORT_FORMATS)}")
+    if fmt == "frame-labels":
+        from pipeline.frame_labels import export_frame_labels
+
+        return export_frame_labels(out_dir, dest)
     qa = read_qa(out_dir)
     store = OutputStore(out_dir)
     if fmt == "llava-video":

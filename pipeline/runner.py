@@ -332,10 +332,41 @@ def rederive_clip(store: OutputStore, status: dict, config: Config, first_stage:
 
 
 def recompute_tables(store: OutputStore, config: Config, with_events: bool) -> list[dict]:
-    """`socialtrace events` / `socialtrace qa`: rebuild events (and QA) from stored tables, no video."""
+    """`socialtrace events` / `socialtrace qa`: rebuild events (and QA) from stored tables, no video,
+    then balance the answers of the whole folder's QA (qa_gen/corpus_balance.py)."""
     first_stage, command = ("events", "events") if with_events else ("qa", "qa")
-    return [rederive_clip(store, status, config, first_stage, command)
-            for status in list(store.iter_statuses()) if status.get("status") == "ok"]
+    statuses = [rederive_clip(store, status, config, first_stage, command)
+                for status in list(store.iter_statuses()) if status.get("status") == "ok"]
+    return balance_stored_qa(store, statuses, config.seed)
+
+
+def balance_stored_qa(store: OutputStore, statuses: list[dict], seed: int) -> list[dict]:
+    """Balance answer classes across every ok clip's stored QA; rewrite the clips that changed (QA
+    table, then status: n_qa, per-unit n_qa, qa_dropped["corpus_answer_balance"]). Returns the statuses."""
+    from qa_gen.corpus_balance import balance_corpus
+
+    tables = {s["video_id"]: store.read_video_table("qa", s["video_id"]) for s in statuses}
+    rows = [r for t in tables.values() if t is not None for r in t.to_pylist()]
+    kept, _ = balance_corpus(rows, seed)
+    kept_of: dict[str, list[dict]] = {}
+    for row in kept:
+        kept_of.setdefault(row["video_id"], []).append(row)
+    out = []
+    for status in statuses:
+        video_id, table = status["video_id"], tables[status["video_id"]]
+        before = table.to_pylist() if table is not None else []
+        after = kept_of.get(video_id, [])
+        if after == before:
+            out.append(status)
+            continue
+        store.write_table("qa", video_id, schema.table_from_rows(after, schema.QA_SCHEMA))
+        drops = dict(status.get("qa_dropped") or {})
+        drops["corpus_answer_balance"] = drops.get("corpus_answer_balance", 0) + len(before) - len(after)
+        units = [{**u, "n_qa": sum(r["unit_id"] == u.get("unit_id") for r in after)} for u in status.get("units") or []]
+        status = {**status, "n_qa": len(after), "qa_dropped": dict(sorted(drops.items())), "units": units}
+        store.write_json(store.status_file(video_id), status)
+        out.append(status)
+    return out
 
 
 def summarise_drops(statuses: Iterable[dict]) -> dict[str, int]:

@@ -156,6 +156,31 @@ QA_SCHEMA = pa.schema(
     ]
 )
 
+# --- frame labels (`socialtrace export --format frame-labels`, DESIGN.md §8b) ------------------
+# One row per (sampled frame, person present), for probing frozen video encoders. The bools are null
+# where the run cannot tell (the person's gaze is unknown, a pointing the tracks saw but no event confirmed).
+
+FRAME_LABEL_SPLITS = ("train", "val", "test")
+FRAME_LABELS_SCHEMA = pa.schema(
+    [
+        pa.field("video_id", pa.string(), nullable=False),
+        pa.field("t", pa.float64(), nullable=False),  # seconds from the video start, from pts
+        pa.field("frame_idx", pa.int32(), nullable=False),  # index among the video's DECODED frames (native)
+        pa.field("sampled_frame_idx", pa.int32(), nullable=False),  # tracks' frame_idx
+        pa.field("person_id", pa.int32(), nullable=False),
+        pa.field("bbox", pa.list_(pa.float32(), 4), nullable=False),  # xyxy, normalised
+        pa.field("head_bbox", pa.list_(pa.float32()), nullable=True),
+        pa.field("gaze_target_type", pa.string(), nullable=False),  # GAZE_TARGET_TYPES; unknown stays unknown
+        pa.field("gaze_target_id", pa.int32(), nullable=True),
+        pa.field("in_eye_contact", pa.bool_(), nullable=True),  # inside a mutual_gaze event of this person
+        pa.field("in_shared_attention", pa.bool_(), nullable=True),  # a member of a joint_attention event
+        pa.field("pointing", pa.bool_(), nullable=True),  # inside a pointing event this person makes
+        pa.field("pointing_target_type", pa.string(), nullable=True),  # person | hands | object | unknown
+        pa.field("pointing_target_id", pa.int32(), nullable=True),
+        pa.field("split", pa.string(), nullable=False),  # FRAME_LABEL_SPLITS, one per video
+    ]
+)
+
 # --- perception's hand-over tables (not written to OUT: they let segments of a long video merge) --
 
 SAMPLED_FRAMES_SCHEMA = pa.schema(

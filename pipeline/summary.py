@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pipeline.annotate import person_label
+from qa_gen.blind_baselines import leave_one_video_out
 from qa_gen.wording import describe_row
 from pipeline.storage import OutputStore
 
@@ -84,7 +85,9 @@ def summarize_run(out: str | OutputStore) -> dict:
     """Counts over the whole output folder, computed from the tables. Keys: out, fps, clips
     (total/ok/failed/skipped), clip_list (one dict per clip), failed (video_id, uri, error), events_total,
     events_by_source, events_by_type, qa_total, qa_by_category, qa_by_difficulty, qa_by_format,
-    answer_letters, qa_dropped, warnings (status counters that disagree with the tables)."""
+    answer_letters, qa_dropped, blind_baselines (per category, the accuracy of each text-only guesser
+    fitted on the other videos' items: qa_gen/blind_baselines.py leave_one_video_out), warnings (status
+    counters that disagree with the tables)."""
     store = open_output(out)
     statuses = list(store.iter_statuses())
     tracks = store.read_table("tracks").select(["video_id", "person_id", "frame_idx"])
@@ -155,8 +158,14 @@ def summarize_run(out: str | OutputStore) -> dict:
         "qa_by_format": {f: sum(c[f] for c in by_category) for f in QA_FORMATS},
         "answer_letters": {letter: int(letters.get(letter, 0)) for letter in ANSWER_LETTERS},
         "qa_dropped": dict(sorted(dropped.items())),
+        "blind_baselines": _blind_baselines(store) if mcq.num_rows else {},
         "warnings": warnings,
     }
+
+
+def _blind_baselines(store: OutputStore) -> dict:
+    columns = ["video_id", "category", "format", "question", "options", "answer", "template"]
+    return leave_one_video_out(store.read_table("qa").select(columns).to_pylist())
 
 
 def _qa_by_category(qa: pa.Table) -> list[dict]:
@@ -337,6 +346,18 @@ def print_run_summary(summary: Mapping[str, Any], console: Console) -> None:
     if summary["qa_dropped"]:
         console.print("QA items dropped by validation: "
                       + ", ".join(f"{k}={v}" for k, v in summary["qa_dropped"].items()))
+    blind = summary.get("blind_baselines") or {}
+    if blind:
+        names = sorted({k for row in blind.values() for k in row if k != "n"})
+        table = Table(title="Blind baselines (text-only guessers, each video scored by guessers fitted on the "
+                            "others; chance 0.25)", title_justify="left")
+        for name in ("code", "mcq items", *names, "best"):
+            table.add_column(name, justify="left" if name == "code" else "right")
+        for category, row in blind.items():
+            best = max(row[n] for n in names)
+            colour = "red" if best > 0.35 and row["n"] >= 5 else "default"
+            table.add_row(category, str(int(row["n"])), *(f"{row[n]:.2f}" for n in names), f"[{colour}]{best:.2f}[/]")
+        console.print(table)
     for warning in summary["warnings"]:
         console.print(f"[yellow]warning:[/] {warning}")
 

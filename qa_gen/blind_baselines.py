@@ -10,6 +10,7 @@ Public API:
     fit_guessers(train_items) -> list[Guesser]
     Guesser.name, Guesser.predict(item) -> option index 0..3
     blind_baseline_table(train_items, test_items) -> {category: {guesser name: accuracy, "n": count}}
+    leave_one_video_out(items) -> the same table, each video scored by guessers fitted on the others
 
 Items are QA table rows as dicts (``question``, ``options`` as "A) ..." strings, ``answer`` letter,
 ``category``, ``format``, and ``template`` when present).
@@ -226,3 +227,31 @@ def format_table(table: dict[str, dict[str, float]]) -> str:
         lines.append(f"{category:<5}{int(row['n']):>6} " + " ".join(f"{row[n]:>18.3f}" for n in names)
                      + f"{best:>8.3f}")
     return "\n".join(lines)
+
+
+def leave_one_video_out(items: list[dict], max_folds: int = 12) -> dict[str, dict[str, float]]:
+    """The blind baselines across videos: the guessers are fitted on the other videos' items and scored
+    on each held-out video's; per category, accuracy over all the held-out items. A prior the whole
+    corpus shares (an answer common in every video) shows here, which a split of one video's items
+    cannot show. With more than ``max_folds`` videos, videos are held out in ``max_folds`` groups
+    (fixed by a hash of the video id) to bound the fitting time. Same layout as blind_baseline_table."""
+    by_video: dict[str, list[dict]] = defaultdict(list)
+    for item in items:
+        if is_scorable(item):
+            by_video[str(item.get("video_id"))].append(item)
+    folds: dict[int, list[str]] = defaultdict(list)
+    for k, video in enumerate(sorted(by_video)):
+        fold = k if len(by_video) <= max_folds else zlib.crc32(video.encode()) % max_folds
+        folds[fold].append(video)
+    right: dict[str, Counter] = defaultdict(Counter)
+    count: Counter = Counter()
+    for held in folds.values():
+        train = [it for v, its in by_video.items() if v not in held for it in its]
+        guessers = fit_guessers(train)
+        for item in (it for v in held for it in by_video[v]):
+            category = str(item.get("category"))
+            count[category] += 1
+            for guesser in guessers:
+                right[category][guesser.name] += int(guesser.predict(item) == answer_index(item))
+    names = [g.name for g in fit_guessers([])]
+    return {c: {**{n: right[c][n] / count[c] for n in names}, "n": float(count[c])} for c in sorted(count)}

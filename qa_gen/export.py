@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-EXPORT_FORMATS = ("grasp-bench", "llava-video")
+EXPORT_FORMATS = ("grasp-bench", "llava-video", "frame-labels")
 MCQ_SUFFIX = "Answer with the option's letter from the given choices directly."
 
 

@@ -152,6 +152,14 @@ def _times(n: int) -> str:
     return str(n)
 
 
+def _count_distractors(rng, n: int) -> list[str]:
+    """Three wrong counts: four consecutive counts around ``n`` (none below 0), with ``n`` at a place
+    drawn at random, so neither the option set nor the key's place in it tells the answer (a fixed
+    "n-1, n+1, n+2" makes the key the second smallest, and "1" an option of nearly every item)."""
+    start = rng.choice([s for s in range(n - 3, n + 1) if s >= 0])
+    return [_times(k) for k in range(start, start + 4) if k != n]
+
+
 def g4_frequency(ctx: VideoContext) -> Iterator[Candidate]:
     gestures = [e for e in ctx.of_type(*GESTURE_TYPES) if e.actor is not None]
     counts = Counter(e.actor for e in gestures)
@@ -179,9 +187,7 @@ def g4_frequency(ctx: VideoContext) -> Iterator[Candidate]:
         mine = [e for e in gestures if e.actor == pid and e.event_type == kind]
         n = len(mine)
         rng = ctx.rng("G4.count", pid, kind)
-        pool = [_times(k) for k in (n - 2, n - 1, n + 1, n + 2, n + 3) if k >= 0]
-        preferred = [_times(n + 1)] + ([_times(n - 1)] if n >= 1 else [])
-        distractors = pick_distractors(rng, preferred, pool, _times(n))
+        distractors = _count_distractors(rng, n)
         q = choose(rng, COUNT_QUESTIONS,
                    p=person(pid), verb=COUNT_VERBS[kind])
         yield Candidate("G4", "G4.count", q, _times(n), distractors,
@@ -201,7 +207,7 @@ def g4_frequency(ctx: VideoContext) -> Iterator[Candidate]:
         others = [e for e in gestures if e.event_type == kind]
         q = choose(rng, COUNT_QUESTIONS,
                    p=person(pid), verb=COUNT_VERBS[kind])
-        distractors = pick_distractors(rng, [_times(1)], [_times(k) for k in (1, 2, 3, 4)], _times(0))
+        distractors = _count_distractors(rng, 0)
         yield Candidate("G4", "G4.count", q, _times(0), distractors,
                         [f"{person(pid)} makes no {kind} gesture."]
                         + [event_sentence(e, ctx.step) for e in others][:3], others, [pid], (0.0, ctx.duration),

@@ -516,6 +516,27 @@ def test_joint_attention_lists_everyone_attending_at_its_start(fps):
     assert json.loads(joint["details"])["joined_later"] == [d]
 
 
+@pytest.mark.parametrize("fps", [10.0, 5.0, 2.0])
+@pytest.mark.parametrize("kind", ["object", "hands", "person"])
+def test_joint_attention_members_from_the_first_instant_and_arrivals(fps, kind):
+    """Three people turn to the same thing at the same instant and a fourth arrives 2 s later:
+    every one of the three is a member from the first instant (none listed as joined_later), only the
+    fourth joined later."""
+    for seed in range(4):
+        sc = Scenario(duration=12.0, seed=40 + seed)
+        a, b, c, d, owner = (sc.add_person(x) for x in (0.1, 0.3, 0.5, 0.7, 0.9))
+        cup = sc.add_object("cup")
+        sc.hold(owner, cup, 0.0, 12.0, hand=0)
+        target = {"object": ("object", cup), "hands": ("hands", owner), "person": ("person", owner)}[kind]
+        for p in (a, b, c):
+            sc.look(p, target, 1.0, 9.0)
+        sc.look(d, target, 3.0, 9.0)
+        (joint,) = _of_type(detect(sc, fps), "joint_attention")
+        assert joint["persons_involved"] == [a, b, c], (seed, joint)
+        assert json.loads(joint["details"])["joined_later"] == [d], (seed, joint)
+        assert joint["start_time"] == pytest.approx(1.0, abs=0.25 + 1.01 / fps)  # the head turn takes a moment
+
+
 @pytest.mark.parametrize("make, absent_types", [
     (own_hands_after_another, ("gaze_following",)),
     (returning_is_not_following, ("gaze_following",)),

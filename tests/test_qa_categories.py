@@ -376,11 +376,14 @@ def test_from_the_real_events_stage_on_a_scripted_scenario():
     tracks = sc.tracks(fps=2.0)
     events = detect_events(tracks, config.events, objects=sc.objects(fps=2.0), fps=2.0)
     by_id = {e["event_id"]: e for e in events.to_pylist()}
-    seen = set()
     for formats in ((), ("mcq",)):
+        seen = set()
         qa, drops = generate_qa(events, tracks, QAConfig(formats=formats), seed=0, clip_duration=20.0)
         for item in qa.to_pylist():
             cited = [by_id[i] for i in item["source_event_ids"]]
             (rederive_mcq(item, cited, by_id) if item["format"] == "mcq" else check_open(item, cited))
             seen.add(item["category"])
-    assert seen == set(CATEGORIES), sorted(set(CATEGORIES) - seen)
+        # every category in each format setting (G1 and the cross-modal ones included), not only over both
+        assert seen == set(CATEGORIES), (formats, sorted(set(CATEGORIES) - seen))
+    joint = [e for e in by_id.values() if e["event_type"] == "joint_attention"]
+    assert [(e["persons_involved"], json.loads(e["details"])["joined_later"]) for e in joint] == [([a, b], [c])]
