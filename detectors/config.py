@@ -103,8 +103,8 @@ class GazeConfig:
     # a head, hand or object is a gaze target only when the ray passes its centre within this many
     # half-diagonals of its box (evidence relative to the target's size)
     target_max_miss: float = 2.0
-    # one's own hands are a gaze target only when the ray passes through them and the gaze points at
-    # least this far below level (hands held in front of the chest are about 40-70 degrees below the eyes)
+    # one's own hands are a gaze target (reached like any other, target_max_miss) only when the gaze points
+    # at least this far below level (hands held in front of the chest are about 40-70 degrees below the eyes)
     own_hands_min_pitch_deg: float = 40.0
     # another person's hand whose centre lies within this many head sizes of their head box counts as
     # that person (a ray on a hand raised beside a face cannot tell the two apart: tvhid_highfive_0018's

@@ -48,7 +48,7 @@ def _associate_kernel(
     A candidate counts when its angular distance from the ray is within ``cone`` and the ray passes
     its centre within ``cand_max_miss`` x its half-diagonal (evidence relative to the target's size:
     a far head a few degrees off the ray is a miss). A row's own candidates (``cand_self_ok``) count
-    only when the ray passes through them and the row allows it (``self_allowed``)."""
+    by the same rule, only where the row allows it (``self_allowed``)."""
     n_rows = origin.shape[0]
     best = np.full(n_rows, -1, np.int64)
     point = np.full((n_rows, 2), np.nan)
@@ -78,7 +78,7 @@ def _associate_kernel(
                     nearest = min(nearest, abs(theta))
                 # a box seen from outside spans less than pi; a wider span straddles the back of the ray
                 angle = 0.0 if (lo <= 0.0 <= hi and hi - lo < np.pi) else nearest
-            if angle > cone or (own and angle > 0.0):
+            if angle > cone:
                 continue
             if angle > 0.0:
                 # how far the ray passes from the box centre, in half-diagonals of the box
@@ -121,6 +121,23 @@ def ray_box_angles(origin: np.ndarray, direction: np.ndarray, boxes: np.ndarray)
     return np.where(inside | hit, 0.0, np.abs(theta).min(axis=1))
 
 
+def ray_reaches(origin: np.ndarray, direction: np.ndarray, boxes: np.ndarray, cone: float,
+                max_miss) -> tuple[np.ndarray, np.ndarray]:
+    """The association's evidence rule for one ray (isotropic ``origin`` (2,), unit ``direction`` (2,))
+    and boxes (M, 4): (angular distance of each box, whether the box counts as reached): within ``cone``
+    radians, and the ray passes through the box or within ``max_miss`` (scalar or (M,)) half-diagonals
+    of its centre."""
+    b = np.asarray(boxes, np.float64).reshape(-1, 4)
+    angle = ray_box_angles(origin, direction, b)
+    centre = (b[:, :2] + b[:, 2:]) / 2 - origin
+    along = centre @ direction
+    miss = np.where(along > 0.0, np.abs(direction[0] * centre[:, 1] - direction[1] * centre[:, 0]),
+                    np.sqrt((centre**2).sum(axis=1)))
+    half_diagonal = 0.5 * np.sqrt(((b[:, 2:] - b[:, :2]) ** 2).sum(axis=1))
+    near_enough = (angle == 0.0) | (miss <= max_miss * half_diagonal)
+    return angle, (angle <= cone) & near_enough
+
+
 def _associate_reference(
     origin, direction, active, self_allowed, owner, cand_start, cand_end, boxes, cand_owner, cand_priority,
     cand_self_ok, cand_self_priority, cand_max_miss, cone
@@ -138,15 +155,9 @@ def _associate_reference(
         o, d = origin[r], direction[r]
         b = boxes[idx]
         own = cand_owner[idx] == owner[r]
-        angle = ray_box_angles(o, d, b)
-        centre = (b[:, :2] + b[:, 2:]) / 2 - o
-        along = centre @ d
-        miss = np.where(along > 0.0, np.abs(d[0] * centre[:, 1] - d[1] * centre[:, 0]), np.sqrt((centre**2).sum(axis=1)))
-        half_diagonal = 0.5 * np.sqrt(((b[:, 2:] - b[:, :2]) ** 2).sum(axis=1))
-        near_enough = (angle == 0.0) | (miss <= cand_max_miss[idx] * half_diagonal)
+        angle, keep = ray_reaches(o, d, b, cone, cand_max_miss[idx])
         nearest = np.stack([np.clip(o[0], b[:, 0], b[:, 2]), np.clip(o[1], b[:, 1], b[:, 3])], axis=1)
         distance = np.sqrt(((nearest - o) ** 2).sum(axis=1))
-        keep = (angle <= cone) & ~(own & (angle > 0.0)) & near_enough
         if not keep.any():
             continue
         priority = np.where(own, cand_self_priority[idx], cand_priority[idx])
@@ -288,9 +299,9 @@ def assign_gaze_targets(
     a point and a person off the image centre looking at the lens looks along their own line of sight
     to it: that is ``camera`` (within ``camera_max_angle_deg``). Evidence rules (precision before
     recall): a head, hand or object counts only when the ray passes its centre within ``max_miss``
-    half-diagonals of its box (and inside the angular cone); the row's own hands only when the ray
-    passes through them and the gaze points at least ``own_hands_min_pitch_deg`` below level (one's
-    hands are well below one's eyes: a level gaze crossing them in the image looks past them).
+    half-diagonals of its box (and inside the angular cone); the row's own hands by the same rule, and
+    only when the gaze points at least ``own_hands_min_pitch_deg`` below level (one's hands are well
+    below one's eyes: a level gaze crossing them in the image looks past them).
     Hands raised beside their owner's face (centre inside the head box widened by
     ``hands_at_face_margin`` head sizes on every side; negative = off) are that person, not their
     hands: a ray landing there cannot tell the face from the hand (a high five, a hand at the chin),
@@ -350,6 +361,21 @@ def assign_gaze_targets(
     type_code[elsewhere] = GAZE_ELSEWHERE
     gaze_point[elsewhere] = gaze_step_points(origin[elsewhere], direction[elsewhere], aspect, reach)
     return type_code, target_id, gaze_point.astype(np.float32)
+
+
+def gaze_reaches_boxes(origin: np.ndarray, direction: np.ndarray, boxes: np.ndarray, *, aspect: float,
+                       cone_half_angle_deg: float, max_miss: float) -> np.ndarray:
+    """(M,) bool: does the gaze of one row (normalised ``origin`` (2,), camera-frame ``direction`` (3,)) reach
+    each normalised xyxy box by the association's evidence rule (``ray_reaches`` on its perspective image)?
+    What pipeline.consistency checks an "own hands" target against."""
+    origin = np.asarray(origin, np.float64).reshape(1, 2)
+    planar = project_directions(origin, np.asarray(direction, np.float64).reshape(1, 3), aspect)[0]
+    norm = float(np.linalg.norm(planar))
+    boxes = np.asarray(boxes, np.float64).reshape(-1, 4)
+    if norm <= 1e-6 or not len(boxes):
+        return np.zeros(len(boxes), bool)
+    scale = np.array([aspect, 1.0, aspect, 1.0])
+    return ray_reaches(origin[0] * scale[:2], planar / norm, boxes * scale, np.radians(cone_half_angle_deg), max_miss)[1]
 
 
 # a standing person's height in head heights: the head size of someone whose head box is clipped or tiny

@@ -16,6 +16,8 @@ import numpy as np
 import pyarrow as pa
 from scipy.optimize import linear_sum_assignment
 
+from detectors.config import GazeConfig
+from pipeline.config import Config
 from pipeline.storage import OutputStore
 from pipeline.summary import sampling_fps
 from pipeline.truth import UNSURE, ClipTruth, TruthError, target_kind
@@ -81,6 +83,7 @@ class ClipRun:
     qa: pa.Table
     wall_s: Optional[float] = None
     aspect: Optional[float] = None  # displayed width / height
+    gaze: Optional[GazeConfig] = None  # the run's gaze settings (run.json), None when not recorded
 
     @property
     def step(self) -> float:
@@ -141,7 +144,13 @@ def load_clip_run(store: OutputStore, video_id: str) -> ClipRun:
     return ClipRun(video_id=video_id, duration=float(duration), native_fps=float(status.get("native_fps") or 0.0),
                    fps=sampling_fps(store), tracks=tables["tracks"], events_table=tables["events"],
                    events=read_events(tables["events"]), qa=tables["qa"], wall_s=status.get("wall_s"),
-                   aspect=status["width"] / status["height"] if status.get("width") and status.get("height") else None)
+                   aspect=status["width"] / status["height"] if status.get("width") and status.get("height") else None,
+                   gaze=_run_gaze_config(store))
+
+
+def _run_gaze_config(store: OutputStore) -> Optional[GazeConfig]:
+    record = store.read_json(store.path("run.json"))
+    return Config.from_dict(record["config"]).gaze if record and "config" in record else None
 
 
 # --- person matching ----------------------------------------------------------------------------

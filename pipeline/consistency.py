@@ -17,21 +17,23 @@ make with the same functions (``check_events_table``), so the product and the te
 - gaze_follows_gesture never names the gesturer, or the person the gesture is aimed at, as the follower;
   eye_contact_during_gesture and gaze_gesture_alignment lie inside their parents; no event cites a
   missing or rule-breaking parent;
-- "own hands" gaze only where the gaze ray itself passes through one of the person's own detected hand
-  boxes (not a box merely near the ray);
+- "own hands" gaze only where the gaze ray itself reaches one of the person's own detected hand boxes by
+  the association's evidence rule (events.geometry.gaze_reaches_boxes: within the cone, passing within
+  gaze.target_max_miss half-diagonals; not a box merely somewhere below the eyes);
 - no two QA items of the clip with the same question and different keys.
 """
 from __future__ import annotations
 
 import itertools
-import math
 import re
 from collections import defaultdict
 from typing import Optional
 
 import pyarrow as pa
 
+from detectors.config import GazeConfig
 from events.config import EventConfig
+from events.geometry import gaze_reaches_boxes
 from qa_gen.events_view import Event, people_of, read_events
 
 # Gaze "lands on" a hand box when the landing point is inside the box widened by this much (normalised
@@ -59,35 +61,21 @@ def question_times(question: str) -> list[float]:
     return out
 
 
-def _ray_hits_box(origin, direction, aspect: float, box, margin: float) -> bool:
-    """Does the image-plane gaze ray from ``origin`` (normalised) pass through ``box`` widened by
-    ``margin``? ``direction`` is the camera-frame gaze (x right, y down); ``aspect`` = width / height."""
-    dx, dy = float(direction[0]) / aspect, float(direction[1])  # isotropic pixels -> normalised units
-    lo, hi = 0.0, math.inf
-    for o, d, a, b in ((origin[0], dx, box[0] - margin, box[2] + margin),
-                       (origin[1], dy, box[1] - margin, box[3] + margin)):
-        if abs(d) < 1e-12:
-            if not a <= o <= b:
-                return False
-            continue
-        t1, t2 = sorted(((a - o) / d, (b - o) / d))
-        lo, hi = max(lo, t1), min(hi, t2)
-    return lo <= hi
-
-
-def _lands_on_hand(row: dict, boxes: list, aspect: Optional[float]) -> bool:
+def _lands_on_hand(row: dict, boxes: list, aspect: Optional[float], gaze: GazeConfig) -> bool:
     origin, direction = row.get("gaze_origin"), row.get("gaze_dir")
-    if aspect and origin is not None and direction is not None and len(direction) >= 2:
-        return any(_ray_hits_box(origin, direction, aspect, b, HAND_BOX_MARGIN) for b in boxes)
+    if aspect and origin is not None and direction is not None and len(direction) == 3 and boxes:
+        return bool(gaze_reaches_boxes(origin, direction, boxes, aspect=aspect, max_miss=gaze.target_max_miss,
+                                       cone_half_angle_deg=gaze.cone_half_angle_deg).any())
     point = row.get("gaze_point")  # no ray recorded: where the gaze was placed must be on a hand
     return point is not None and any(b[0] - HAND_BOX_MARGIN <= point[0] <= b[2] + HAND_BOX_MARGIN
                                      and b[1] - HAND_BOX_MARGIN <= point[1] <= b[3] + HAND_BOX_MARGIN
                                      for b in boxes)
 
 
-def check_tracks(tracks: pa.Table, aspect: Optional[float] = None) -> list[str]:
-    """``aspect`` (frame width / height) lets "own hands" be checked on the gaze ray itself; without it
-    only the recorded landing point is."""
+def check_tracks(tracks: pa.Table, aspect: Optional[float] = None, gaze: Optional[GazeConfig] = None) -> list[str]:
+    """``aspect`` (frame width / height) lets "own hands" be checked on the gaze ray itself, with the run's
+    ``gaze`` settings (defaults if None); without it only the recorded landing point is."""
+    gaze = gaze or GazeConfig()
     problems = []
     rows = tracks.select([c for c in ("frame_idx", "t", "person_id", "gaze_target_type", "gaze_target_id",
                                       "gaze_point", "gaze_origin", "gaze_dir", "hand_bboxes")
@@ -102,7 +90,7 @@ def check_tracks(tracks: pa.Table, aspect: Optional[float] = None) -> list[str]:
         if r["gaze_target_type"] != "hands" or r["gaze_target_id"] != r["person_id"]:
             continue
         boxes = [b for b in (r.get("hand_bboxes") or []) if b is not None]
-        if not _lands_on_hand(r, boxes, aspect):
+        if not _lands_on_hand(r, boxes, aspect, gaze):
             where = "no hand box detected" if not boxes else "the gaze misses every hand box"
             problems.append(f"tracks: Person {r['person_id']} looks at their own hands at {r['t']:.2f} s but {where}")
     return problems
@@ -322,13 +310,14 @@ def check_qa(qa: pa.Table, duration: float) -> list[str]:
 
 
 def check_tables(tracks: pa.Table, events: pa.Table, qa: pa.Table, duration: float,
-                 aspect: Optional[float] = None, config: Optional[EventConfig] = None) -> list[str]:
+                 aspect: Optional[float] = None, config: Optional[EventConfig] = None,
+                 gaze: Optional[GazeConfig] = None) -> list[str]:
     """Every violation of the rules above in one clip's tables (``aspect``: frame width / height;
-    ``config``: the run's events settings, defaults if None)."""
-    return (check_tracks(tracks, aspect) + check_events_table(events, duration, config, tracks)
+    ``config`` / ``gaze``: the run's events and gaze settings, defaults if None)."""
+    return (check_tracks(tracks, aspect, gaze) + check_events_table(events, duration, config, tracks)
             + check_qa(qa, duration))
 
 
 def check_clip(run) -> list[str]:
     """``check_tables`` of a pipeline.accuracy.ClipRun."""
-    return check_tables(run.tracks, run.events_table, run.qa, run.duration, run.aspect)
+    return check_tables(run.tracks, run.events_table, run.qa, run.duration, run.aspect, gaze=run.gaze)

@@ -444,8 +444,8 @@ def test_each_consistency_rule_is_reported():
     bad_tracks = pa.concat_tables([tracks, table_from_rows(
         [track_row(0.0, 1, TOY_HEAD["B"], "camera", None, frame=0),                      # second row at frame 0
          track_row(2.5, 0, TOY_HEAD["A"], "hands", 0, frame=5, hands=[[0.1, 0.1, 0.2, 0.2]], point=[0.5, 0.5]),
-         # a ray passing 0.1 above a hand box whose landing point was pulled into the box (a cone hit)
-         track_row(2.5, 1, TOY_HEAD["B"], "hands", 1, frame=5, hands=[[0.3, 0.3, 0.5, 0.4]], point=[0.5, 0.3],
+         # a level ray passing 0.4 above a hand box (29 degrees off it) whose landing point was placed on the box
+         track_row(2.5, 1, TOY_HEAD["B"], "hands", 1, frame=5, hands=[[0.3, 0.6, 0.5, 0.7]], point=[0.5, 0.6],
                    ray=[-1.0, 0.0, 0.0])],
         TRACKS_SCHEMA)])
     bad_events = table_from_rows([
@@ -468,6 +468,10 @@ def test_each_consistency_rule_is_reported():
     assert "Person 0 looks at their own hands at 2.50 s but the gaze misses every hand box" in text
     assert "Person 1 looks at their own hands at 2.50 s but the gaze misses every hand box" in text
     assert "Person 0 looks at two targets at once: gaze_at 0" in text
+    # the association's own reach is no violation: the same level ray passing 0.15 above a box within the cone
+    near = table_from_rows([track_row(2.5, 1, TOY_HEAD["B"], "hands", 1, frame=5, hands=[[0.3, 0.3, 0.5, 0.4]],
+                                      point=[0.5, 0.3], ray=[-1.0, 0.0, 0.0])], TRACKS_SCHEMA)
+    assert check_tables(near, events.slice(0, 0), qa.slice(0, 0), duration=2.2, aspect=16 / 9) == []
     assert "eye contact 2 (0.00-1.00 s) overlaps gaze_aversion 3" in text
     assert "gaze_at 4 spans 2.00-2.50 s, outside the clip [0, 2.20] s" in text
     assert "gaze_following 5 (0.00-0.50 s): Person 1 'follows' onto their own hands" in text
