@@ -156,7 +156,7 @@ def run(
     _check_models(config)
 
     try:
-        uris = expand_inputs(inputs)
+        uris = expand_inputs(inputs, exclude=[out])  # never the run's own output
     except InputError as exc:
         _fail(str(exc))
     if not uris:
