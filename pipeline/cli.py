@@ -1,7 +1,9 @@
 """The `socialtrace` command line (DESIGN.md §3)."""
 from __future__ import annotations
 
+import dataclasses
 import logging
+import os
 import sys
 import time
 from enum import Enum
@@ -82,18 +84,28 @@ def _load_config(config_file: Optional[Path]) -> Config:
         _fail(str(exc))
 
 
-def _check_models(config: Config) -> None:
-    """Fail in one line before any work when a model file is missing; say which backend auto picks."""
-    from detectors import find_local_weights, resolve_backend
+def _check_models(config: Config, weights_given: bool) -> Config:
+    """Fail in one line before any work when a model file is missing; say which backend runs (once, after
+    every other argument check). Returns ``config`` with the detector recorded as pipeline/detector_choice.py
+    names it (one spelling per weights file, so one config hash)."""
+    from detectors import find_local_weights
+    from pipeline.detector_choice import choose_detector
 
     try:
-        backend, reason = resolve_backend(config.detector)
+        detector, backend, reason = choose_detector(config.detector, weights_given)
     except ValueError as exc:
         _fail(str(exc))
-    console.print(f"detector: {backend} ({reason})", highlight=False, soft_wrap=True)
     weights = config.detector.object_weights
     if weights and find_local_weights(weights) is None:
         _fail(f"{weights}: object weights file not found (socialtrace never downloads weights)")
+    console.print(f"detector: {backend} ({reason})", highlight=False, soft_wrap=True)
+    return config.replace(detector=dataclasses.asdict(detector))
+
+
+def _check_out_folder(out: str, flag: str = "-o") -> None:
+    """An output folder that is an existing file is a bad argument (one line, exit 2), not a traceback."""
+    if "://" not in out and os.path.exists(out) and not os.path.isdir(out):
+        _fail(f"{out}: {flag} names an existing file; give a folder (new or a socialtrace output folder)")
 
 
 VERBOSE = typer.Option(False, "--verbose", "-v", help="Debug logging (per-stage details, tracebacks of failed clips) and the libraries' own messages (TensorFlow Lite, protobuf), which are hidden otherwise.")
@@ -153,14 +165,14 @@ def run(
     if seed is not None:
         overrides["seed"] = seed
     config = config.replace(**overrides)
-    _check_models(config)
-
+    _check_out_folder(out)
     try:
         uris = expand_inputs(inputs, exclude=[out])  # never the run's own output
     except InputError as exc:
         _fail(str(exc))
     if not uris:
         _fail("no input videos")
+    config = _check_models(config, weights_given=weights is not None)
     store = OutputStore(out)
     try:
         videos = assign_video_ids(uris, store.known_videos())
@@ -352,6 +364,8 @@ def export(
     _setup_logging(verbose)
     from pipeline.export import export as export_qa
 
+    if not (fmt is ExportFormat.llava_video and dest.endswith(".json")):
+        _check_out_folder(dest)
     store = _open_existing(out)
     videos = {s["video_id"]: s["uri"] for s in store.iter_statuses() if s.get("status") == "ok"}
     if not videos:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from detectors import find_local_weights
 from pipeline.cli import app
 from pipeline.inputs import InputError, expand_inputs
 
@@ -97,3 +98,9 @@ def test_readme_layout_rerun_processes_only_the_real_inputs(tmp_path, media_dir)
     assert "inside the output folder of this run (-o)" in said and "inside a llava-video export" in said, said
     assert sorted(p.stem for p in (out / "status").glob("*.json")) == ids
     assert json.loads((out / "run.json").read_text())["inputs"] == ids
+    # the same weights file named another way is the same setting: still nothing to redo (issue 26 item 3)
+    weights = find_local_weights("yolo11n-pose.pt")
+    if weights is not None:
+        spelled = runner.invoke(app, [*run, "--detector", "yolo", "--weights", str(weights.resolve())])
+        assert spelled.exit_code == 0, spelled.output
+        assert "0 to process, 2 already done" in " ".join(spelled.output.split())
