@@ -494,7 +494,7 @@ def render_command(
     if result.message:
         console.print(f"[yellow]note:[/] {result.message}", highlight=False)
     per = "native" if result.native_fps else "sampled"
-    console.print(f"wrote {result.path} ({result.n_frames} frames, one per {per} frame, {result.width}x"
+    console.print(f"wrote {result.path} ({plural(result.n_frames, 'frame')}, one per {per} frame, {result.width}x"
                   f"{result.height}, {result.fps:g} fps)" + (f" and {timeline}" if timeline is not None else ""))
 
 

@@ -13,8 +13,8 @@ Everything under such a folder (renders written into it included) is skipped.
 """
 from __future__ import annotations
 
-import json
 import posixpath
+import re
 from typing import Iterable, Optional
 
 import pyarrow.fs as pafs
@@ -23,15 +23,18 @@ RUN_MARKERS = ("run.json", "manifest.parquet")
 LLAVA_DEFAULT_NAME = "llava_video.json"
 
 
+LLAVA_HEAD = re.compile(rb'^\s*\[\s*\{[^{]*?"video"\s*:\s*"video/')
+
+
 def _is_llava_list(fs: pafs.FileSystem, path: str) -> bool:
-    """True when ``path`` is a JSON list whose first item has a "video" under video/ (a llava export)."""
+    """True when ``path`` starts like a llava export: a JSON list whose first item's "video" is under
+    video/ (the first few KB only: the export of a corpus can be large)."""
     try:
         with fs.open_input_stream(path) as stream:
-            items = json.loads(stream.read().decode("utf-8", errors="replace"))
-    except (OSError, ValueError):
+            head = stream.read(4096)
+    except OSError:
         return False
-    return (isinstance(items, list) and bool(items) and isinstance(items[0], dict)
-            and str(items[0].get("video", "")).startswith("video/"))
+    return LLAVA_HEAD.match(head) is not None
 
 
 def own_folders(fs: pafs.FileSystem, infos: Iterable[pafs.FileInfo]) -> dict[str, str]:
@@ -42,8 +45,11 @@ def own_folders(fs: pafs.FileSystem, infos: Iterable[pafs.FileInfo]) -> dict[str
     for info in infos:
         (dirs if info.type == pafs.FileType.Directory else files).add(info.path)
     own: dict[str, str] = {}
+    json_files: dict[str, list[str]] = {}
     for path in files:
         folder, name = posixpath.split(path)
+        if name.endswith(".json"):
+            json_files.setdefault(folder, []).append(path)
         if name in RUN_MARKERS:
             own[folder] = "a socialtrace output folder"
         elif name == LLAVA_DEFAULT_NAME:
@@ -55,8 +61,7 @@ def own_folders(fs: pafs.FileSystem, infos: Iterable[pafs.FileInfo]) -> dict[str
         if posixpath.join(parent, "json") in dirs:
             own[parent] = "a grasp-bench export"
             continue
-        beside = [f for f in files if posixpath.dirname(f) == parent and f.endswith(".json")]
-        if any(_is_llava_list(fs, f) for f in beside):
+        if any(_is_llava_list(fs, f) for f in json_files.get(parent, ())):
             own[parent] = "a llava-video export"
     return own
 
