@@ -44,3 +44,14 @@ def test_a_signal_leaves_an_interrupted_record_and_the_resume_line(tmp_path, med
                      f"1 video did not (tvhid_handshake_0001) -> {out}; rerun the same command to resume"], stderr
     assert "Traceback" not in stderr
     assert not (out / "status" / "tvhid_handshake_0001.json").exists()
+
+
+def test_every_form_of_a_stop_request_maps_to_its_signal():
+    from pipeline.interrupts import Interrupted, as_interrupt
+
+    assert as_interrupt(KeyboardInterrupt()).exit_code == 130
+    assert as_interrupt(Interrupted(signal.SIGTERM)).exit_code == 143
+    # ray.init replaces the SIGTERM handler with one that calls sys.exit(15) in the driver
+    stopped = as_interrupt(SystemExit(signal.SIGTERM))
+    assert stopped.name == "SIGTERM" and stopped.exit_code == 143
+    assert as_interrupt(SystemExit(1)) is None and as_interrupt(ValueError("x")) is None
