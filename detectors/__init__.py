@@ -118,7 +118,7 @@ def create_detector(
     of the frames it will see, ``max_side`` their longest side, ``threads`` how many per-person model
     threads it may use. Models are created once here; call ``detect`` many times."""
     backend, reason = resolve_backend(config)
-    logger.info("detector backend: %s (%s)", backend, reason)
+    logger.debug("detector backend: %s (%s)", backend, reason)  # the CLI says it once, after argument checks
     if backend == "yolo":
         from detectors.yolo_backend import YoloPoseDetector
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, Sequence
 
+import cv2
 import numpy as np
 import pyarrow as pa
 import supervision as sv
@@ -47,15 +48,9 @@ class PersonAnnotator:
         self._boxes = sv.BoxAnnotator(
             color=PERSON_PALETTE, thickness=thickness, color_lookup=sv.ColorLookup.TRACK
         )
-        self._labels = sv.LabelAnnotator(
-            color=PERSON_PALETTE,
-            color_lookup=sv.ColorLookup.TRACK,
-            text_color=sv.Color.WHITE,
-            text_scale=max(0.4, 0.7 * scale),
-            text_thickness=max(1, int(round(2 * scale))),
-            text_padding=max(4, int(round(8 * scale))),
-            text_position=sv.Position.TOP_LEFT,
-        )
+        self.text_scale = max(0.4, 0.7 * scale)
+        self.text_thickness = max(1, int(round(2 * scale)))
+        self.text_padding = max(4, int(round(8 * scale)))
 
     def detections(self, rows: Sequence[Mapping]) -> sv.Detections:
         """Tracks rows (dicts with ``person_id`` and normalised xyxy ``bbox``) -> pixel Detections."""
@@ -80,9 +75,33 @@ class PersonAnnotator:
         detections = self.detections(rows)
         if len(detections) == 0:
             return scene
-        labels = [person_label(pid) for pid in detections.tracker_id]
         scene = self._boxes.annotate(scene, detections)
-        return self._labels.annotate(scene, detections, labels=labels)
+        for box, person_id in zip(detections.xyxy, detections.tracker_id):
+            self._draw_label(scene, person_label(person_id), box, PERSON_PALETTE.by_idx(int(person_id)).as_bgr())
+        return scene
+
+    def label_box(self, text: str, box: Sequence[float]) -> tuple[int, int, int, int]:
+        """Where the label of ``box`` (pixel xyxy) is drawn, as pixel (x1, y1, x2, y2), end exclusive:
+        above the box's top-left corner, or just inside the box below its top edge when there is no room
+        above (a box at y = 0), and shifted left when it would pass the right edge. Always inside the frame,
+        so a model can read every "Person N" of an exported clip."""
+        (text_w, text_h), baseline = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, self.text_scale,
+                                                     self.text_thickness)
+        width = min(text_w + 2 * self.text_padding, self.width)
+        height = min(text_h + baseline + 2 * self.text_padding, self.height)
+        x1 = int(min(max(0, int(box[0])), self.width - width))
+        y1 = int(box[1]) - height
+        if y1 < 0:
+            y1 = int(box[1])
+        y1 = int(min(max(0, y1), self.height - height))
+        return x1, y1, x1 + width, y1 + height
+
+    def _draw_label(self, scene: np.ndarray, text: str, box: Sequence[float], bgr: tuple[int, int, int]) -> None:
+        x1, y1, x2, y2 = self.label_box(text, box)
+        cv2.rectangle(scene, (x1, y1), (x2 - 1, y2 - 1), bgr, thickness=cv2.FILLED)
+        _, baseline = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, self.text_scale, self.text_thickness)
+        cv2.putText(scene, text, (x1 + self.text_padding, y2 - self.text_padding - baseline),
+                    cv2.FONT_HERSHEY_SIMPLEX, self.text_scale, (255, 255, 255), self.text_thickness, cv2.LINE_AA)
 
 
 def rows_by_frame(tracks: pa.Table) -> dict[int, list[dict]]:

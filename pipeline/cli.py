@@ -1,7 +1,9 @@
 """The `socialtrace` command line (DESIGN.md §3)."""
 from __future__ import annotations
 
+import dataclasses
 import logging
+import os
 import sys
 import time
 from enum import Enum
@@ -13,7 +15,27 @@ from rich.console import Console
 from rich.logging import RichHandler
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from pipeline import interrupts
 from pipeline.config import Config
+from pipeline.plurals import plural
+
+def _flags_show_no_type() -> None:
+    """Typer 0.2x's rich help prints a type after every option, `<bool>` after flags (--overwrite, --help)
+    too, which reads as if they took a value; flags show none. (Typer has no setting for it.)"""
+    from typer.core import TyperOption
+
+    shown = TyperOption.display_type_rich
+    if getattr(shown, "socialtrace", False):
+        return
+
+    def display_type_rich(self, ctx):
+        return None if self.is_flag else shown(self, ctx)
+
+    display_type_rich.socialtrace = True
+    TyperOption.display_type_rich = display_type_rich
+
+
+_flags_show_no_type()
 
 app = typer.Typer(
     add_completion=False,
@@ -21,7 +43,7 @@ app = typer.Typer(
     rich_markup_mode="rich",
     help="Turn videos of people into person tracks, gaze/gesture social events and GRASP-style QA.",
 )
-console = Console(stderr=True)
+console = Console(stderr=True, soft_wrap=True)  # lines never wrapped by rich: paths and logs stay whole
 log = logging.getLogger("socialtrace")
 
 
@@ -49,8 +71,14 @@ class ExportFormat(str, Enum):
 
 
 def _setup_logging(verbose: bool) -> None:
+    """Rich's columns on a terminal; elsewhere (`ray job logs`, CI, files) one plain line per record, never
+    wrapped at 80 columns. -v adds socialtrace's debug lines (per-stage timings) to what is shown."""
     level = logging.DEBUG if verbose else logging.INFO
-    handler = RichHandler(console=console, show_path=False, markup=False, rich_tracebacks=True)
+    if console.is_terminal:
+        handler: logging.Handler = RichHandler(console=console, show_path=False, markup=False, rich_tracebacks=True)
+    else:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%H:%M:%S"))
     logging.basicConfig(level=logging.WARNING, handlers=[handler], format="%(message)s", force=True)
     log.setLevel(level)
 
@@ -83,18 +111,28 @@ def _load_config(config_file: Optional[Path]) -> Config:
         _fail(str(exc))
 
 
-def _check_models(config: Config) -> None:
-    """Fail in one line before any work when a model file is missing; say which backend auto picks."""
-    from detectors import find_local_weights, resolve_backend
+def _check_models(config: Config, weights_given: bool) -> Config:
+    """Fail in one line before any work when a model file is missing; say which backend runs (once, after
+    every other argument check). Returns ``config`` with the detector recorded as pipeline/detector_choice.py
+    names it (one spelling per weights file, so one config hash)."""
+    from detectors import find_local_weights
+    from pipeline.detector_choice import choose_detector
 
     try:
-        backend, reason = resolve_backend(config.detector)
+        detector, backend, reason = choose_detector(config.detector, weights_given)
     except ValueError as exc:
         _fail(str(exc))
-    console.print(f"detector: {backend} ({reason})", highlight=False, soft_wrap=True)
     weights = config.detector.object_weights
     if weights and find_local_weights(weights) is None:
         _fail(f"{weights}: object weights file not found (socialtrace never downloads weights)")
+    console.print(f"detector: {backend} ({reason})", highlight=False, soft_wrap=True)
+    return config.replace(detector=dataclasses.asdict(detector))
+
+
+def _check_out_folder(out: str, flag: str = "-o") -> None:
+    """An output folder that is an existing file is a bad argument (one line, exit 2), not a traceback."""
+    if "://" not in out and os.path.exists(out) and not os.path.isdir(out):
+        _fail(f"{out}: {flag} names an existing file; give a folder (new or a socialtrace output folder)")
 
 
 VERBOSE = typer.Option(False, "--verbose", "-v", help="Debug logging (per-stage details, tracebacks of failed clips) and the libraries' own messages (TensorFlow Lite, protobuf), which are hidden otherwise.")
@@ -154,14 +192,16 @@ def run(
     if seed is not None:
         overrides["seed"] = seed
     config = config.replace(**overrides)
-    _check_models(config)
-
+    _check_out_folder(out)
+    began = time.perf_counter()
     try:
-        uris = expand_inputs(inputs)
+        uris = expand_inputs(inputs, exclude=[out])  # never the run's own output
     except InputError as exc:
         _fail(str(exc))
     if not uris:
         _fail("no input videos")
+    log.debug("inputs: %s found in %.2f s", plural(len(uris), "video file"), time.perf_counter() - began)
+    config = _check_models(config, weights_given=weights is not None)
     store = OutputStore(out)
     try:
         videos = assign_video_ids(uris, store.known_videos())
@@ -173,56 +213,74 @@ def run(
                      video.uri, video.video_id, out)
     swept = store.sweep_temporaries()
     if swept:
-        log.info("removed %d temporary file(s) left by an interrupted run", swept)
+        log.info("removed %s left by an interrupted run", plural(swept, "temporary file"))
     plan = runner.plan_run(videos, config, store, overwrite)
+    plan.todo, rejected = runner.reject_unreadable(plan.todo, config, store)  # before any model loads
+    log.debug("plan ready %.2f s after start: %d to perceive, %d to re-derive, %d done, %d kept",
+              time.perf_counter() - began, len(plan.todo), len(plan.rederive), len(plan.done), len(plan.kept))
     chosen = config.run.executor
     if chosen == "auto":
         chosen = "local" if len(plan.todo) <= 1 and ray_address is None else "ray"
-    log.info("%d input video(s): %d to process, %d already done (config %s); executor: %s",
-             len(videos), len(plan.todo), len(plan.done) + len(plan.kept), config.hash(), chosen)
+    log.info("%s: %d to process, %d already done (config %s); executor: %s",
+             plural(len(videos), "input video"), len(plan.todo), len(plan.done) + len(plan.kept), config.hash(), chosen)
     for video, stage, command in plan.kept:
         log.warning("%s: keeping its %s tables from `socialtrace %s`, made with other settings than this "
                     "command's; `socialtrace %s %s` or --overwrite replaces them", video.video_id, stage, command,
                     stage, out)
     if plan.rederive:
-        log.info("%d video(s): perception is current, events/QA settings changed: re-deriving them from the "
-                 "stored tracks", len(plan.rederive))
+        log.info("%s: perception is current, events/QA settings changed: re-deriving them from the "
+                 "stored tracks", plural(len(plan.rederive), "video"))
     record = {"command": sys.argv, "executor": chosen, "started_at": time.time(),
               "inputs": [v.video_id for v in videos]}
     # the run record exists from the start, so that `socialtrace inspect` works on an interrupted run
     runner.write_run_record(store, config, runner.build_manifest(store, record["inputs"]),
                             {**record, "state": "running"})
-    statuses: list[dict] = []
+    statuses: list[dict] = list(rejected)
     state = "interrupted"
-    try:
-        for video, stage in plan.rederive:
-            statuses.append(runner.rederive_clip(store, store.read_status(video.video_id), config, stage, "run"))
-        if plan.todo:
-            from pipeline.ray_runner import PerceptionStartupError, iter_ray  # cheap: ray is imported on use
+    stopped = None
+    with interrupts.signals_raise():  # Ctrl-C and SIGTERM alike: recorded, then one line (pipeline/interrupts.py)
+        try:
+            for video, stage in plan.rederive:
+                statuses.append(runner.rederive_clip(store, store.read_status(video.video_id), config, stage, "run"))
+            if plan.todo:
+                from pipeline.ray_runner import PerceptionStartupError, iter_ray  # cheap: ray is imported on use
 
-            with _RunDisplay(len(plan.todo)) as display:
-                if chosen == "ray":
-                    stream = iter_ray(plan.todo, config, out, ray_address=ray_address, quiet=not verbose,
-                                      on_segment=display.segment_done)
-                else:
-                    stream = runner.iter_local(plan.todo, config, store, progress=display)
-                try:
-                    for status in stream:
-                        display.video_done(status)
-                        statuses.append(status)
-                except PerceptionStartupError as exc:
-                    state = "failed"
-                    _fail(str(exc), code=1)
-        elif not plan.rederive:
-            log.info("nothing to do: every input already has an ok status for config %s (use --overwrite to redo)",
-                     config.hash())
-        state = "finished"
-    finally:
-        manifest = runner.build_manifest(store, record["inputs"])
-        runner.write_run_record(store, config, manifest, {
-            **record, "state": state, "finished_at": time.time(),
-            "processed": len(plan.todo), "rederived": len(plan.rederive), "skipped": len(plan.done) + len(plan.kept),
-        })
+                with _RunDisplay(len(plan.todo)) as display:
+                    if chosen == "ray":
+                        stream = iter_ray(plan.todo, config, out, ray_address=ray_address, quiet=not verbose,
+                                          on_segment=display.segment_done)
+                    else:
+                        stream = runner.iter_local(plan.todo, config, store, progress=display)
+                    try:
+                        for status in stream:
+                            display.video_done(status)
+                            statuses.append(status)
+                    except PerceptionStartupError as exc:
+                        state = "failed"
+                        _fail(str(exc), code=1)
+            elif not plan.rederive:
+                log.info("nothing to do: every input already has an ok status for config %s (use --overwrite to redo)",
+                         config.hash())
+            state = "finished"
+        except BaseException as exc:
+            stopped = interrupts.as_interrupt(exc)
+            if stopped is None:
+                raise
+        finally:
+            manifest = runner.build_manifest(store, record["inputs"])
+            runner.write_run_record(store, config, manifest, {
+                **record, "state": state, "finished_at": time.time(),
+                "processed": len(plan.todo), "rederived": len(plan.rederive), "skipped": len(plan.done) + len(plan.kept),
+                **({"interrupted_by": stopped.name} if stopped is not None else {}),
+            })
+    if stopped is not None:
+        # the status files are the truth: a clip may have finished between its status and the signal
+        finished = [v.video_id for v in plan.todo
+                    if ((store.read_status(v.video_id) or {}).get("finished_at") or 0) >= record["started_at"]]
+        console.print(_interrupted_line(stopped.name, [v.video_id for v in plan.todo], finished, out),
+                      highlight=False, soft_wrap=True)
+        raise typer.Exit(stopped.exit_code)
+    log.debug("run done %.2f s after start", time.perf_counter() - began)
     for status in statuses:
         if status["status"] == "failed":
             log.error("%s failed: %s", status["video_id"], status["error"])
@@ -232,6 +290,19 @@ def run(
     latest = [r for r in manifest.select(["status", "in_latest_run"]).to_pylist() if r["in_latest_run"]]
     if not any(r["status"] == "ok" for r in latest) or (n_failed and not allow_failures):
         raise typer.Exit(1)
+
+
+def _listed(ids: list[str], most: int = 5) -> str:
+    shown = ", ".join(ids[:most])
+    return shown + (f" and {len(ids) - most} more" if len(ids) > most else "")
+
+
+def _interrupted_line(signal_name: str, todo: list[str], done: list[str], out: str) -> str:
+    """One line after an interrupt: what finished, what did not, how to go on."""
+    left = [v for v in todo if v not in set(done)]
+    finished = f"{plural(len(done), 'video')} finished" + (f" ({_listed(done)})" if done else "")
+    unfinished = f"{plural(len(left), 'video')} did not" + (f" ({_listed(left)})" if left else "")
+    return f"interrupted ({signal_name}): {finished}, {unfinished} -> {out}; rerun the same command to resume"
 
 
 class _RunDisplay:
@@ -282,8 +353,12 @@ class _RunDisplay:
 
             log.info("[%d/%d] %s %s%s", len(self.statuses), self.total, status["video_id"], status["status"],
                      f" ({status['error']})" if status.get("error") else
-                     f" ({status.get('n_frames', 0)} frames, {people(status.get('n_persons', 0))}, "
-                     f"{status.get('n_events', 0)} events, {status.get('n_qa', 0)} QA)")
+                     f" ({plural(status.get('n_frames') or 0, 'frame')}, {people(status.get('n_persons') or 0)}, "
+                     f"{plural(status.get('n_events') or 0, 'event')}, {plural(status.get('n_qa') or 0, 'QA item')})")
+        timings = status.get("timings") or {}
+        if timings:
+            log.debug("%s: stage seconds %s (wall %.2f s)", status["video_id"],
+                      ", ".join(f"{k} {v:.2f}" for k, v in timings.items()), status.get("wall_s") or 0.0)
 
 
 def _open_existing(out: str):
@@ -336,7 +411,8 @@ def _recompute(out: str, config_file: Optional[Path], seed: Optional[int], with_
     n_events = sum(s["n_events"] for s in updated)
     n_qa = sum(s["n_qa"] for s in updated)
     what = "events and QA" if with_events else "QA"
-    console.print(f"recomputed {what} for {len(updated)} clip(s): {n_events} events, {n_qa} QA items")
+    console.print(f"recomputed {what} for {plural(len(updated), 'clip')}: {plural(n_events, 'event')}, "
+                  f"{plural(n_qa, 'QA item')}")
     drops = runner.summarise_drops(updated)
     if drops:
         console.print("QA items dropped by validation: " + ", ".join(f"{k}={v}" for k, v in drops.items()))
@@ -353,12 +429,22 @@ def export(
     _setup_logging(verbose)
     from pipeline.export import export as export_qa
 
+    if not (fmt is ExportFormat.llava_video and dest.endswith(".json")):
+        _check_out_folder(dest)
     store = _open_existing(out)
     videos = {s["video_id"]: s["uri"] for s in store.iter_statuses() if s.get("status") == "ok"}
     if not videos:
         _fail(f"{out}: no clip finished ok, nothing to export")
     summary = export_qa(out, fmt.value, dest, videos=videos)
-    console.print(f"exported {summary} -> {dest}" if summary is not None else f"exported -> {dest}")
+    console.print(_export_sentence(fmt.value, summary, dest), highlight=False)
+
+
+def _export_sentence(fmt: str, summary: dict, dest: str) -> str:
+    """`export`'s closing line, e.g. "exported 12 QA items of 2 videos as grasp-bench: 3 labelled clips
+    (56 frames) -> bench"."""
+    where = summary.get("file") or dest
+    return (f"exported {plural(summary['items'], 'QA item')} of {plural(summary['videos'], 'video')} as {fmt}: "
+            f"{plural(summary['clips'], 'labelled clip')} ({plural(summary['frames'], 'frame')}) -> {where}")
 
 
 @app.command("inspect")
@@ -409,7 +495,7 @@ def render_command(
     if result.message:
         console.print(f"[yellow]note:[/] {result.message}", highlight=False)
     per = "native" if result.native_fps else "sampled"
-    console.print(f"wrote {result.path} ({result.n_frames} frames, one per {per} frame, {result.width}x"
+    console.print(f"wrote {result.path} ({plural(result.n_frames, 'frame')}, one per {per} frame, {result.width}x"
                   f"{result.height}, {result.fps:g} fps)" + (f" and {timeline}" if timeline is not None else ""))
 
 

@@ -5,16 +5,20 @@ import csv
 import glob
 import hashlib
 import io
+import logging
 import os
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Mapping, Optional
+from typing import Iterable, Mapping, Optional
 
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from pipeline.output_folders import folder_reason, owner, own_folders
 from pipeline.storage import open_filesystem
+
+log = logging.getLogger("socialtrace")
 
 VIDEO_EXTENSIONS = {
     ".mp4", ".m4v", ".mov", ".avi", ".mkv", ".webm", ".mpg", ".mpeg", ".wmv", ".flv", ".ts", ".mts", ".3gp",
@@ -47,14 +51,76 @@ def _is_video_name(name: str) -> bool:
     return PurePosixPath(name).suffix.lower() in VIDEO_EXTENSIONS
 
 
-def _list_directory(uri: str) -> list[str]:
+OUTPUT_FOLDER_REASON = "the output folder of this run (-o)"
+
+
+class _Skips:
+    """What a folder scan left out, by reason, for one log line per reason."""
+
+    def __init__(self, exclude: Iterable[str]):
+        self.exclude = [open_filesystem(e) for e in exclude]
+        self.counts: dict[str, int] = {}
+
+    def folders_of(self, fs: pafs.FileSystem, infos: list[pafs.FileInfo]) -> dict[str, str]:
+        folders = own_folders(fs, infos)
+        for ex_fs, ex_path in self.exclude:
+            if type(ex_fs) is type(fs):
+                folders[ex_path.rstrip("/")] = OUTPUT_FOLDER_REASON
+        return folders
+
+    def count(self, reason: str) -> None:
+        self.counts[reason] = self.counts.get(reason, 0) + 1
+
+    def report(self) -> None:
+        for reason, n in sorted(self.counts.items()):
+            log.info("skipped %d video file%s inside %s (socialtrace's own output, never input)",
+                     n, "" if n == 1 else "s", reason)
+
+
+def _list_directory(uri: str, skips: _Skips) -> list[str]:
     fs, root = open_filesystem(uri)
     infos = fs.get_file_info(pafs.FileSelector(root, recursive=True))
-    found = sorted(i.path for i in infos if i.type == pafs.FileType.File and _is_video_name(i.base_name))
+    own = skips.folders_of(fs, infos)
+    found = []
+    for info in infos:
+        if info.type != pafs.FileType.File or not _is_video_name(info.base_name):
+            continue
+        reason = owner(info.path, own, root.rstrip("/"))
+        if reason is None:
+            found.append(info.path)
+        else:
+            skips.count(reason)
+    found.sort()
     if "://" in uri:
         scheme = uri.split("://", 1)[0]
         return [f"{scheme}://{p}" for p in found]
     return found
+
+
+def _glob_matches(pattern: str, skips: _Skips) -> list[str]:
+    """Files a local glob matches, less those inside socialtrace's own folders (``**`` walks into them)."""
+    fs = pafs.LocalFileSystem()
+    excluded = {p.rstrip("/"): OUTPUT_FOLDER_REASON for f, p in skips.exclude if isinstance(f, pafs.LocalFileSystem)}
+    reasons: dict[str, Optional[str]] = {}
+
+    def reason_of(folder: str) -> Optional[str]:
+        if folder not in reasons:
+            reasons[folder] = excluded.get(folder) or folder_reason(fs, folder)
+        return reasons[folder]
+
+    kept = []
+    for match in sorted(os.path.abspath(m) for m in glob.glob(pattern, recursive=True) if os.path.isfile(m)):
+        folder, reason = os.path.dirname(match), None
+        while reason is None:
+            reason = reason_of(folder)
+            if os.path.dirname(folder) == folder:
+                break
+            folder = os.path.dirname(folder)
+        if reason is None:
+            kept.append(match)
+        else:
+            skips.count(reason)
+    return kept
 
 
 def _read_manifest(uri: str) -> list[str]:
@@ -82,20 +148,23 @@ def _read_manifest(uri: str) -> list[str]:
     return [e if ("://" in e or os.path.isabs(e) or base is None) else os.path.join(base, e) for e in entries]
 
 
-def expand_inputs(arguments: list[str]) -> list[str]:
+def expand_inputs(arguments: list[str], exclude: Iterable[str] = ()) -> list[str]:
     """Expand arguments to video URIs, in a stable order, without duplicates.
 
     A file that exists is taken as a video even with an odd extension (perception then says whether it
     decodes); a directory contributes its video files recursively; a glob its matches; a .txt/.csv/.parquet
-    file is read as a manifest of URIs.
+    file is read as a manifest of URIs. Directory scans and globs skip the folders in ``exclude`` (the
+    run's ``-o``) and every folder socialtrace wrote (pipeline/output_folders.py), and log how many files
+    they skipped and why; a file named on its own is always taken.
     """
+    skips = _Skips(exclude)
     uris: list[str] = []
     for argument in arguments:
         if "://" in argument:
             fs, path = open_filesystem(argument)
             info = fs.get_file_info(path)
             if info.type == pafs.FileType.Directory:
-                uris += _list_directory(argument)
+                uris += _list_directory(argument, skips)
             elif info.type == pafs.FileType.File and PurePosixPath(path).suffix.lower() in MANIFEST_EXTENSIONS:
                 uris += _read_manifest(argument)
             elif info.type == pafs.FileType.File:
@@ -103,9 +172,11 @@ def expand_inputs(arguments: list[str]) -> list[str]:
             else:
                 raise InputError(f"{argument}: no such file or directory")
         elif os.path.isdir(argument):
-            found = _list_directory(argument)
-            if not found:
+            found = _list_directory(argument, skips)
+            if not found and not skips.counts:
                 raise InputError(f"{argument}: directory holds no video files ({', '.join(sorted(VIDEO_EXTENSIONS))})")
+            if not found:
+                raise InputError(f"{argument}: directory holds no video files outside socialtrace's own output")
             uris += found
         elif os.path.isfile(argument):
             if os.path.splitext(argument)[1].lower() in MANIFEST_EXTENSIONS:
@@ -113,12 +184,14 @@ def expand_inputs(arguments: list[str]) -> list[str]:
             else:
                 uris.append(os.path.abspath(argument))
         elif glob.has_magic(argument):
-            matches = sorted(m for m in glob.glob(argument, recursive=True) if os.path.isfile(m))
+            matches = _glob_matches(argument, skips)
             if not matches:
-                raise InputError(f"{argument}: pattern matches no files")
-            uris += [os.path.abspath(m) for m in matches]
+                raise InputError(f"{argument}: pattern matches no files" +
+                                 (" outside socialtrace's own output" if skips.counts else ""))
+            uris += matches
         else:
             raise InputError(f"{argument}: no such file or directory")
+    skips.report()
     seen: set[str] = set()
     unique = []
     for uri in uris:

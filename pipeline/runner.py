@@ -22,6 +22,7 @@ from pipeline import schema
 from pipeline.clip import ClipSpec, PerceptionResult
 from pipeline.config import Config, usable_cores
 from pipeline.inputs import InputVideo
+from pipeline.plurals import plural
 from pipeline.storage import OutputStore
 from qa_gen.generate import generate_qa, plan_video_units
 from qa_gen.units import Shot, shots_from_frames, unit_of_times
@@ -93,6 +94,8 @@ def finish_clip(result: PerceptionResult, config: Config, store: OutputStore, st
     qa, drops, units = derive_qa(events, result.tracks, config, result.info.duration_s, shots)
     timings = dict(result.timings)
     timings["events_qa"] = time.perf_counter() - t0
+    log.debug("%s: events and QA in %.2f s (%s, %s)", result.clip.video_id, timings["events_qa"],
+              plural(events.num_rows, "event"), plural(qa.num_rows, "QA item"))
     video_id = result.clip.video_id
     store.write_table("tracks", video_id, result.tracks)
     if result.objects is not None:
@@ -158,11 +161,32 @@ def process_video(video: InputVideo, perceive: Callable[[ClipSpec], PerceptionRe
     started = time.time()
     store.delete_video(video.video_id)
     try:
+        log.debug("%s: perception starts (%s)", video.video_id, video.uri)
         result = perceive_video(video.video_id, video.uri, perceive, config)
+        log.debug("%s: perception done in %.2f s, %d frames", video.video_id, time.time() - started, result.n_frames)
         return finish_clip(result, config, store, started)
     except Exception as exc:  # one bad clip must never stop a corpus run
         log.debug("clip %s failed:\n%s", video.video_id, traceback.format_exc())
         return failed_status(video, error_message(video.uri, exc), config, store, started)
+
+
+def reject_unreadable(todo: list[InputVideo], config: Config, store: OutputStore) -> tuple[list[InputVideo], list[dict]]:
+    """Record the local inputs that cannot be video at all (empty, not a media file, no video stream) as
+    failed before any model loads; (the rest, their failed statuses). Headers only: a few ms per file.
+    Remote inputs are left to perception (checking them here would fetch them twice)."""
+    from pipeline.video import VideoError, check_container
+
+    kept, failed = [], []
+    for video in todo:
+        started = time.time()
+        try:
+            if "://" not in video.uri or video.uri.startswith("file://"):
+                check_container(video.uri)
+        except VideoError as exc:
+            failed.append(failed_status(video, error_message(video.uri, exc), config, store, started))
+            continue
+        kept.append(video)
+    return kept, failed
 
 
 # --- planning and bookkeeping -------------------------------------------------------------------
@@ -274,7 +298,9 @@ def iter_local(todo: Iterable[InputVideo], config: Config, store: OutputStore,
     """The in-process executor: one perception worker, clips one after another."""
     from pipeline.perception import PerceptionWorker
 
+    started = time.perf_counter()
     with closing(PerceptionWorker(config)) as worker:
+        log.debug("perception worker ready in %.2f s (models loaded)", time.perf_counter() - started)
         if progress is not None:
             worker.on_frames = progress.advance_frames
         for video in todo:

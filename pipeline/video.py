@@ -185,6 +185,13 @@ def _stream_start(stream: av.video.stream.VideoStream) -> float:
     return float(stream.start_time * stream.time_base)
 
 
+def check_container(uri: str) -> None:
+    """Raise VideoError when ``uri`` is missing, empty, not a media container or has no video stream;
+    reads headers only (no decoding), so a corpus can be checked before any model loads."""
+    with _open_container(str(uri)) as container:
+        _video_stream(container, str(uri))
+
+
 def probe(uri: str) -> VideoInfo:
     """Read a video's duration, frame rate, displayed size and rotation; decodes one frame to prove
     the stream is decodable. Raises VideoError naming the file and the reason."""

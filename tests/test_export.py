@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from pipeline.annotate import person_color
+from pipeline.annotate import PersonAnnotator, person_color, person_label
 from pipeline.config import Config, QAConfig
 from pipeline.schema import EVENTS_SCHEMA, TRACKS_SCHEMA, table_from_rows
 from pipeline.storage import OutputStore
@@ -109,9 +109,11 @@ def _assert_labels_drawn(exported: list[np.ndarray], media_dir: Path) -> None:
         for row in (r for r in tracks if r["frame_idx"] == k):
             colour = np.array(person_color(row["person_id"]), dtype=float)
             x1, y1, x2, y2 = (int(v) for v in np.array(row["bbox"]) * [w, h, w, h])
-            # the label sits just above the box's top-left corner: a filled patch of the person's colour
-            # with white text, about 20 px high and 70 px wide at this size
-            region = (slice(max(0, y1 - 18), max(y1, 6)), slice(x1 + 2, min(w, x1 + 60)))
+            # the label sits just above the box's top-left corner (below the top edge when the box touches
+            # the top of the frame): a filled patch of the person's colour with white text
+            lx1, ly1, lx2, ly2 = PersonAnnotator(w, h).label_box(person_label(row["person_id"]), (x1, y1, x2, y2))
+            assert ly1 == y1 - (ly2 - ly1) or (ly1 == y1 and y1 < ly2 - ly1)
+            region = (slice(ly1, ly2), slice(lx1, lx2))
 
             def share(img):
                 return float((np.abs(img[region].astype(float) - colour).max(axis=-1) < 40).mean())
