@@ -382,7 +382,7 @@ def balance_stored_qa(store: OutputStore, statuses: list[dict], seed: int) -> li
         video_id, table = status["video_id"], tables[status["video_id"]]
         before = table.to_pylist() if table is not None else []
         after = kept_of.get(video_id, [])
-        if after == before:
+        if after == before and status.get("n_qa") == len(after):
             out.append(status)
             continue
         store.write_table("qa", video_id, schema.table_from_rows(after, schema.QA_SCHEMA))
