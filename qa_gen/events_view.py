@@ -141,12 +141,28 @@ def clip_to(events: Sequence[Event], duration: float) -> list[Event]:
     return out
 
 
+def clip_to_shots(events: Sequence[Event], cuts: Sequence[float]) -> list[Event]:
+    """Events cut at the end of the camera shot they begin in: the events stage may close an interval
+    one sample after the shot's last frame (as at a clip's end), and a person, look or gesture after a
+    hard cut is another view, not the same act going on. ``cuts``: where later shots begin."""
+    out = []
+    for e in events:
+        later = [c for c in cuts if c > e.start + _CUT_EPS]
+        end = min(e.end, later[0]) if later else e.end
+        out.append(e if end == e.end else replace(e, end=end))
+    return out
+
+
 class Presence:
     """Who is visible when: from the tracks table (one row per sampled frame and person)."""
 
-    def __init__(self, times_by_person: dict[int, np.ndarray], tolerance: float) -> None:
+    def __init__(self, times_by_person: dict[int, np.ndarray], tolerance: float,
+                 cuts: Sequence[float] = ()) -> None:
         self._times = {p: np.sort(t) for p, t in times_by_person.items() if len(t)}
         self.tolerance = tolerance
+        # where later camera shots begin (their first sampled frame): the tolerance never reaches across
+        # a cut, so someone first seen just after it is not "present" in a window just before it
+        self.cuts = tuple(sorted(float(c) for c in cuts))
 
     @classmethod
     def from_tracks(cls, tracks: pa.Table, tolerance: float = 0.5) -> "Presence":
@@ -154,7 +170,7 @@ class Presence:
             return cls({}, tolerance)
         pids = np.asarray(tracks.column("person_id").to_numpy(zero_copy_only=False), dtype=int)
         times = np.asarray(tracks.column("t").to_numpy(zero_copy_only=False), dtype=float)
-        return cls({int(p): times[pids == p] for p in np.unique(pids)}, tolerance)
+        return cls({int(p): times[pids == p] for p in np.unique(pids)}, tolerance, shot_cuts(tracks))
 
     @classmethod
     def from_events(cls, events: Sequence[Event], duration: float, step: float) -> "Presence":
@@ -176,12 +192,37 @@ class Presence:
         t = self._times.get(int(person))
         if t is None:
             return False
-        i = np.searchsorted(t, a - self.tolerance, side="left")
-        return bool(i < len(t) and t[i] <= b + self.tolerance)
+        lo, hi = a - self.tolerance, b + self.tolerance
+        before = [c for c in self.cuts if c <= a + _CUT_EPS]
+        if before:
+            lo = max(lo, before[-1])  # not before the shot that holds a
+        after = [c for c in self.cuts if c > max(a, b - 2 * _CUT_EPS)]
+        if after:
+            hi = min(hi, after[0] - _CUT_EPS)  # not into the shot after the one that holds b
+        i = np.searchsorted(t, lo, side="left")
+        return bool(i < len(t) and t[i] <= hi)
 
     def present_in(self, a: float, b: float, exclude: Iterable[int] = ()) -> list[int]:
         skip = set(exclude)
         return [p for p in self.persons if p not in skip and self.present(p, a, b)]
+
+
+_CUT_EPS = 1e-6
+
+
+def shot_cuts(tracks: Optional[pa.Table]) -> list[float]:
+    """Where each camera shot after the first begins, as the time of its first sampled frame in the tracks
+    table (column ``shot_id``); empty for one shot or no shot column."""
+    if tracks is None or tracks.num_rows == 0 or "shot_id" not in tracks.column_names:
+        return []
+    times = np.asarray(tracks.column("t").to_numpy(zero_copy_only=False), dtype=float)
+    shots = tracks.column("shot_id").to_pylist()
+    first: dict = {}
+    for t, shot in zip(times, shots):
+        if shot is not None and (shot not in first or t < first[shot]):
+            first[shot] = float(t)
+    starts = sorted(first.values())
+    return starts[1:]
 
 
 def _people_of(event: Event) -> set[int]:

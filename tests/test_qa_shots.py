@@ -1,0 +1,90 @@
+"""QA over a video of several camera shots (a hard cut, as in a film or the shared clips joined one after
+another): nothing is read across the cut. Synthetic known answers: two people in shot 0 (0-5 s), two others
+in shot 1 (from 5 s, the first sampled frame after the cut), events as the events stage writes them."""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from pipeline.schema import EVENTS_SCHEMA, table_from_rows
+from qa_gen import generate_qa
+from qa_gen.config import QAConfig
+from qa_gen.events_view import Presence, clip_to_shots, read_events, shot_cuts
+
+CUT = 5.0
+DURATION = 10.0
+
+
+def _tracks(one_shot: bool = False) -> pa.Table:
+    rows = []
+    for t in np.arange(0.0, DURATION, 0.5):
+        people, shot = ((0, 1), 0) if t < CUT else ((2, 3), 1)
+        rows += [{"video_id": "film", "t": float(t), "shot_id": 0 if one_shot else shot, "person_id": p}
+                 for p in people]
+    return pa.Table.from_pylist(rows)
+
+
+def _events() -> pa.Table:
+    common = {"video_id": "film", "initiator_id": None, "target_type": "person", "target_person_id": None,
+              "target_label": None, "leader_id": None, "follower_id": None, "lag_seconds": None,
+              "confidence": 0.9, "start_frame": 0, "end_frame": 0, "parent_event_ids": [], "details": "{}",
+              "source": "gaze"}
+    rows = [  # shot 0: eye contact seen from its start (1.0 s) to its end (3.0 s)
+        {**common, "event_id": 0, "event_type": "gaze_at", "start_time": 1.0, "end_time": 3.0,
+         "persons_involved": [0], "initiator_id": 0, "target_person_id": 1},
+        {**common, "event_id": 1, "event_type": "gaze_at", "start_time": 1.0, "end_time": 3.0,
+         "persons_involved": [1], "initiator_id": 1, "target_person_id": 0},
+        {**common, "event_id": 2, "event_type": "mutual_gaze", "start_time": 1.0, "end_time": 3.0,
+         "persons_involved": [0, 1]},
+        # shot 1: eye contact from the cut's first frame: it may have begun before the camera showed it
+        {**common, "event_id": 3, "event_type": "gaze_at", "start_time": CUT, "end_time": 8.0,
+         "persons_involved": [2], "initiator_id": 2, "target_person_id": 3},
+        {**common, "event_id": 4, "event_type": "gaze_at", "start_time": CUT, "end_time": 8.0,
+         "persons_involved": [3], "initiator_id": 3, "target_person_id": 2},
+        {**common, "event_id": 5, "event_type": "mutual_gaze", "start_time": CUT, "end_time": 8.0,
+         "persons_involved": [2, 3]},
+        # a look of shot 0 closed one sample after the shot's last frame (4.5 s)
+        {**common, "event_id": 6, "event_type": "gaze_at", "start_time": 3.5, "end_time": 5.5,
+         "persons_involved": [0], "initiator_id": 0, "target_person_id": 1},
+    ]
+    return table_from_rows(rows, EVENTS_SCHEMA)
+
+
+def test_shot_cuts_and_presence_stop_at_the_cut():
+    tracks = _tracks()
+    assert shot_cuts(tracks) == [CUT]
+    assert shot_cuts(_tracks(one_shot=True)) == []
+    presence = Presence.from_tracks(tracks, tolerance=0.5)
+    # Person 2 is first seen at the cut: not present just before it, though within the sampling tolerance
+    assert not presence.present(2, 4.0, 4.5)
+    assert not presence.present(2, 4.0, CUT)  # a window that ends at the cut belongs to the shot before it
+    assert presence.present(2, CUT, 6.0) and presence.present(0, 4.0, CUT)
+    assert not presence.present(0, CUT, 6.0)  # Person 0 is last seen at 4.5 s, before the cut
+    assert Presence.from_tracks(_tracks(one_shot=True), tolerance=0.5).present(2, 4.0, 4.5)  # no cut: as before
+    clipped = {e.event_id: e for e in clip_to_shots(read_events(_events()), [CUT])}
+    assert clipped[6].end == CUT and clipped[5].end == 8.0 and clipped[2].end == 3.0
+
+
+def test_eye_contact_length_asked_only_when_seen_whole_within_its_shot():
+    """'How long do Person 0 and Person 1 keep eye contact, starting at 1.0 seconds?' -> 2.0 seconds; the eye
+    contact of Person 2 and Person 3 starts at the cut, so its length is not known and it is not asked
+    (without the cut in the tracks it would be: the check is the shot's start, not only the clip's)."""
+    def durations(tracks):
+        qa, _ = generate_qa(_events(), tracks, QAConfig(formats=("mcq",)), seed=0, clip_duration=DURATION)
+        return {tuple(sorted(it["persons"])): it["answer_text"] for it in qa.to_pylist()
+                if it["template"] == "T3.duration"}
+
+    assert durations(_tracks()) == {(0, 1): "2.0 seconds"}
+    assert (2, 3) in durations(_tracks(one_shot=True))
+
+
+def test_no_item_names_people_of_another_shot():
+    qa, _ = generate_qa(_events(), _tracks(), QAConfig(), seed=0, clip_duration=DURATION)
+    assert qa.num_rows
+    for it in qa.to_pylist():
+        a, b = it["time_range"]
+        people = set(it["persons"])
+        if b <= CUT:
+            assert people <= {0, 1}, it
+        elif a >= CUT:
+            assert people <= {2, 3}, it
