@@ -88,3 +88,32 @@ def test_no_item_names_people_of_another_shot():
             assert people <= {0, 1}, it
         elif a >= CUT:
             assert people <= {2, 3}, it
+
+
+def _gestures(pointing_start: float) -> pa.Table:
+    """One person reaches toward an object from 2.0 to 2.5 s, then points at it from ``pointing_start``
+    (deepoint_pointing_up in the joined film: the arm going up read as reaching, then pointing)."""
+    common = {"video_id": "gest", "persons_involved": [0], "initiator_id": 0, "target_type": "object",
+              "target_person_id": None, "target_label": "object", "leader_id": None, "follower_id": None,
+              "lag_seconds": None, "confidence": 0.9, "start_frame": 0, "end_frame": 0, "parent_event_ids": [],
+              "source": "gesture", "details": '{"target_type": "object", "target_id": 0}'}
+    rows = [{**common, "event_id": 0, "event_type": "reaching", "start_time": 2.0, "end_time": 2.5},
+            {**common, "event_id": 1, "event_type": "pointing", "start_time": pointing_start,
+             "end_time": pointing_start + 1.0}]
+    return table_from_rows(rows, EVENTS_SCHEMA)
+
+
+def test_which_gesture_offers_the_four_kinds_none_of_the_false_ones_beside_the_window():
+    """'What kind of gesture does Person 0 make between 2.0 and 2.5 seconds?': not asked when he points from
+    2.5 s (the pointing is seen at the window's last instant, so 'Pointing' would be right too); asked, with
+    'Reaching' the key, when the pointing begins a second later. Every G2 item offers the same four kinds."""
+    def g2(pointing_start):
+        qa, _ = generate_qa(_gestures(pointing_start), None, QAConfig(formats=("mcq",)), seed=0,
+                            clip_duration=6.0)
+        return [it for it in qa.to_pylist() if it["category"] == "G2"]
+
+    assert not [it for it in g2(2.5) if "2.0 and 2.5" in it["question"]]
+    items = g2(3.5)
+    asked = [it for it in items if "2.0 and 2.5" in it["question"]]
+    assert [it["answer_text"] for it in asked] == ["Reaching"]
+    assert {tuple(sorted(o[3:] for o in it["options"])) for it in items} == {("Giving", "Pointing", "Reaching", "Showing")}
