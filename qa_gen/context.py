@@ -120,12 +120,13 @@ class VideoContext:
         return sorted({e.target for e in self.events if e.target is not None and e.target.kind == "object"})
 
     def shot_span(self, t: float) -> tuple[float, float]:
-        """The camera shot that holds time ``t``: from its first sampled frame to the next shot's first
-        sampled frame (the clip's start and end for a clip of one shot)."""
+        """The camera shot that holds time ``t``: from its first sampled frame to its last one when a cut
+        follows (the cut lies somewhere after it), else to the clip's end; the clip's start and end for a
+        clip of one shot."""
         cuts = self.presence.cuts
         start = max([0.0] + [c for c in cuts if c <= t + 1e-6])
-        end = min([self.duration] + [c for c in cuts if c > t + 1e-6])
-        return start, end
+        later = [c for c in cuts if c > t + 1e-6]
+        return start, (self.presence.shot_end_before(later[0]) if later else self.duration)
 
     def seen_whole(self, e: Event) -> bool:
         """Was the event's start and end both observed? One that starts at its shot's first sample (the

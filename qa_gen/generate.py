@@ -61,7 +61,7 @@ def build_context(events: pa.Table, tracks: Optional[pa.Table], config: QAConfig
     parsed = clip_to(parsed, clip_duration)
     presence = (Presence.from_tracks(tracks, tolerance=step) if has_tracks
                 else Presence.from_events(parsed, clip_duration, step))
-    parsed = clip_to_shots(parsed, presence.cuts)
+    parsed = clip_to_shots(parsed, presence)
     return VideoContext(video_id=video_id, events=parsed, presence=presence, duration=float(clip_duration),
                         step=step, seed=int(seed), reciprocal_window=config.reciprocal_window_seconds,
                         response_window=config.response_window_seconds,

@@ -9,7 +9,7 @@ import pyarrow as pa
 from pipeline.schema import EVENTS_SCHEMA, table_from_rows
 from qa_gen import generate_qa
 from qa_gen.config import QAConfig
-from qa_gen.events_view import Presence, clip_to_shots, read_events, shot_cuts
+from qa_gen.events_view import Presence, clip_to_shots, read_events, shot_bounds
 
 CUT = 5.0
 DURATION = 10.0
@@ -52,17 +52,20 @@ def _events() -> pa.Table:
 
 def test_shot_cuts_and_presence_stop_at_the_cut():
     tracks = _tracks()
-    assert shot_cuts(tracks) == [CUT]
-    assert shot_cuts(_tracks(one_shot=True)) == []
+    assert shot_bounds(tracks) == [(0.0, 4.5), (CUT, 9.5)]
+    assert shot_bounds(_tracks(one_shot=True)) == [(0.0, 9.5)]
     presence = Presence.from_tracks(tracks, tolerance=0.5)
+    assert presence.cuts == (CUT,)
     # Person 2 is first seen at the cut: not present just before it, though within the sampling tolerance
     assert not presence.present(2, 4.0, 4.5)
     assert not presence.present(2, 4.0, CUT)  # a window that ends at the cut belongs to the shot before it
     assert presence.present(2, CUT, 6.0) and presence.present(0, 4.0, CUT)
     assert not presence.present(0, CUT, 6.0)  # Person 0 is last seen at 4.5 s, before the cut
     assert Presence.from_tracks(_tracks(one_shot=True), tolerance=0.5).present(2, 4.0, 4.5)  # no cut: as before
-    clipped = {e.event_id: e for e in clip_to_shots(read_events(_events()), [CUT])}
-    assert clipped[6].end == CUT and clipped[5].end == 8.0 and clipped[2].end == 3.0
+    # the cut lies somewhere between shot 0's last frame (4.5 s) and shot 1's first (5.0 s): a look of
+    # shot 0 closed at 5.5 s is cut at 4.5 s
+    clipped = {e.event_id: e for e in clip_to_shots(read_events(_events()), presence)}
+    assert clipped[6].end == 4.5 and clipped[5].end == 8.0 and clipped[2].end == 3.0
 
 
 def test_eye_contact_length_asked_only_when_seen_whole_within_its_shot():
