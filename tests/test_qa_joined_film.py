@@ -24,8 +24,11 @@ Not supported by these events (the reasons; the templates are right not to fire)
 """
 from __future__ import annotations
 
+import av
 import pyarrow.dataset as ds
 import pytest
+
+from pipeline.consistency import check_tables
 
 from tests.concat_film import concat_clips
 from tests.shared_media import run_socialtrace
@@ -56,5 +59,9 @@ def test_joined_film_yields_every_category_its_events_support(media_dir, tmp_pat
         a, b = it["time_range"][0] + it["unit_start"], it["time_range"][1] + it["unit_start"]
         if it["category"] not in ("G4", "C4", "T4"):  # counts and summaries over the whole film
             assert not any(a + 0.25 < c < b - 0.25 for c in cuts), it["question"]
+    tables = {name: ds.dataset(out / name, partitioning="hive").to_table() for name in ("tracks", "events", "qa")}
+    with av.open(str(film)) as container:
+        duration = float(container.duration / av.time_base)
+    assert check_tables(tables["tracks"], tables["events"], tables["qa"], duration, aspect=960 / 540) == []
     t3 = [it for it in qa if it["template"] == "T3.duration"]
     assert t3 and all("7.0 seconds" in it["question"] for it in t3), [it["question"] for it in t3]
