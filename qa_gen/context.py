@@ -119,16 +119,27 @@ class VideoContext:
     def object_targets(self) -> list[Target]:
         return sorted({e.target for e in self.events if e.target is not None and e.target.kind == "object"})
 
+    def shot_span(self, t: float) -> tuple[float, float]:
+        """The camera shot that holds time ``t``: from its first sampled frame to its last one when a cut
+        follows (the cut lies somewhere after it), else to the clip's end; the clip's start and end for a
+        clip of one shot."""
+        cuts = self.presence.cuts
+        start = max([0.0] + [c for c in cuts if c <= t + 1e-6])
+        later = [c for c in cuts if c > t + 1e-6]
+        return start, (self.presence.shot_end_before(later[0]) if later else self.duration)
+
     def seen_whole(self, e: Event) -> bool:
-        """Was the event's start and end both observed? One that starts at the clip's first sample or
-        runs to its last may have begun before or gone on after the clip: its length is unknown."""
-        return e.start >= self.min_evidence and e.end <= self.duration - self.min_evidence
+        """Was the event's start and end both observed? One that starts at its shot's first sample (the
+        clip's start, or a cut) or runs to the shot's last may have begun before or gone on after what the
+        camera shows: its length is unknown."""
+        start, end = self.shot_span(e.start)
+        return e.start >= start + self.min_evidence and e.end <= end - self.min_evidence
 
     def onset_seen(self, e: Event) -> bool:
-        """Was the event's beginning observed? Not when it starts at the clip's first sample, nor (a look)
-        when the events stage found no sample just before it showing the looker and the target: an
-        order of onsets told from such an event would be a guess."""
-        return e.start >= self.min_evidence and e.onset_recorded
+        """Was the event's beginning observed? Not when it starts at its shot's first sample (the clip's
+        start or a cut), nor (a look) when the events stage found no sample just before it showing the
+        looker and the target: an order of onsets told from such an event would be a guess."""
+        return e.start >= self.shot_span(e.start)[0] + self.min_evidence and e.onset_recorded
 
     # --- truth checks ---------------------------------------------------------------------------
 

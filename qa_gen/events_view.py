@@ -141,12 +141,40 @@ def clip_to(events: Sequence[Event], duration: float) -> list[Event]:
     return out
 
 
+def clip_to_shots(events: Sequence[Event], presence: "Presence") -> list[Event]:
+    """Events cut at the last sampled frame of the camera shot they begin in: the events stage closes an
+    interval one sample after its last frame, and past a hard cut (somewhere before the next shot's first
+    frame) the video shows another view, not the same act going on. Events left with no time are dropped."""
+    out = []
+    for e in events:
+        later = [c for c in presence.cuts if c > e.start + _CUT_EPS]
+        end = min(e.end, presence.shot_end_before(later[0])) if later else e.end
+        if end <= e.start:
+            continue
+        out.append(e if end == e.end else replace(e, end=end))
+    return out
+
+
 class Presence:
     """Who is visible when: from the tracks table (one row per sampled frame and person)."""
 
-    def __init__(self, times_by_person: dict[int, np.ndarray], tolerance: float) -> None:
+    def __init__(self, times_by_person: dict[int, np.ndarray], tolerance: float,
+                 shots: Sequence[tuple[float, float]] = ()) -> None:
         self._times = {p: np.sort(t) for p, t in times_by_person.items() if len(t)}
         self.tolerance = tolerance
+        # the camera shots, (first, last) sampled frame each, in time order. The tolerance never reaches
+        # across a cut, so someone first seen just after it is not "present" in a window just before it
+        self.shots = tuple(sorted((float(a), float(b)) for a, b in shots))
+
+    @property
+    def cuts(self) -> tuple[float, ...]:
+        """Where each shot after the first begins (its first sampled frame)."""
+        return tuple(a for a, _ in self.shots[1:])
+
+    def shot_end_before(self, cut: float) -> float:
+        """The last sampled frame of the shot that ends at ``cut``: the cut itself lies somewhere between
+        that frame and the next, so nothing after the frame is known to belong to the shot."""
+        return max([b for a, b in self.shots if a < cut - _CUT_EPS] or [cut])
 
     @classmethod
     def from_tracks(cls, tracks: pa.Table, tolerance: float = 0.5) -> "Presence":
@@ -154,7 +182,7 @@ class Presence:
             return cls({}, tolerance)
         pids = np.asarray(tracks.column("person_id").to_numpy(zero_copy_only=False), dtype=int)
         times = np.asarray(tracks.column("t").to_numpy(zero_copy_only=False), dtype=float)
-        return cls({int(p): times[pids == p] for p in np.unique(pids)}, tolerance)
+        return cls({int(p): times[pids == p] for p in np.unique(pids)}, tolerance, shot_bounds(tracks))
 
     @classmethod
     def from_events(cls, events: Sequence[Event], duration: float, step: float) -> "Presence":
@@ -176,12 +204,37 @@ class Presence:
         t = self._times.get(int(person))
         if t is None:
             return False
-        i = np.searchsorted(t, a - self.tolerance, side="left")
-        return bool(i < len(t) and t[i] <= b + self.tolerance)
+        lo, hi = a - self.tolerance, b + self.tolerance
+        before = [c for c in self.cuts if c <= a + _CUT_EPS]
+        if before:
+            lo = max(lo, before[-1])  # not before the shot that holds a
+        after = [c for c in self.cuts if c > max(a, b - 2 * _CUT_EPS)]
+        if after:
+            hi = min(hi, after[0] - _CUT_EPS)  # not into the shot after the one that holds b
+        i = np.searchsorted(t, lo, side="left")
+        return bool(i < len(t) and t[i] <= hi)
 
     def present_in(self, a: float, b: float, exclude: Iterable[int] = ()) -> list[int]:
         skip = set(exclude)
         return [p for p in self.persons if p not in skip and self.present(p, a, b)]
+
+
+_CUT_EPS = 1e-6
+
+
+def shot_bounds(tracks: Optional[pa.Table]) -> list[tuple[float, float]]:
+    """Each camera shot's first and last sampled frame with someone tracked (column ``shot_id`` of the
+    tracks table), in time order; empty when there is no shot column."""
+    if tracks is None or tracks.num_rows == 0 or "shot_id" not in tracks.column_names:
+        return []
+    times = np.asarray(tracks.column("t").to_numpy(zero_copy_only=False), dtype=float)
+    shots = tracks.column("shot_id").to_pylist()
+    bounds: dict = {}
+    for t, shot in zip(times, shots):
+        if shot is not None:
+            lo, hi = bounds.get(shot, (float(t), float(t)))
+            bounds[shot] = (min(lo, float(t)), max(hi, float(t)))
+    return sorted(bounds.values())
 
 
 def _people_of(event: Event) -> set[int]:

@@ -13,7 +13,7 @@ from qa_gen.balance import balance_answer_classes
 from qa_gen.candidate import Candidate
 from qa_gen.categories import CATEGORIES, FORMATS
 from qa_gen.context import VideoContext, stable_hash
-from qa_gen.events_view import Presence, clip_to, read_events
+from qa_gen.events_view import Presence, clip_to, clip_to_shots, read_events
 from qa_gen.templates_cross import CROSS_FAMILIES
 from qa_gen.templates_gaze import GAZE_FAMILIES
 from qa_gen.templates_gesture import GESTURE_FAMILIES
@@ -61,6 +61,7 @@ def build_context(events: pa.Table, tracks: Optional[pa.Table], config: QAConfig
     parsed = clip_to(parsed, clip_duration)
     presence = (Presence.from_tracks(tracks, tolerance=step) if has_tracks
                 else Presence.from_events(parsed, clip_duration, step))
+    parsed = clip_to_shots(parsed, presence)
     return VideoContext(video_id=video_id, events=parsed, presence=presence, duration=float(clip_duration),
                         step=step, seed=int(seed), reciprocal_window=config.reciprocal_window_seconds,
                         response_window=config.response_window_seconds,

@@ -102,7 +102,9 @@ def c3_gaze_response(ctx: VideoContext) -> Iterator[Candidate]:
         if g.actor is None or g.target is None:
             continue
         x, tgt = g.actor, g.target
-        lo, hi = g.start, min(ctx.duration, g.end + w)
+        if ctx.shot_span(g.start)[1] < min(ctx.duration, g.start + w) - 1e-6:
+            continue  # a cut comes within the response window: what follows it is another view
+        lo, hi = g.start, min(ctx.shot_span(g.start)[1], g.end + w)
         others = ctx.presence.present_in(lo, hi, exclude=[x, tgt.person_id])
         if not others:
             continue
@@ -115,7 +117,7 @@ def c3_gaze_response(ctx: VideoContext) -> Iterator[Candidate]:
             # p's own looks at the target (gaze_at), or the events stage's own pairing of this gesture
             # with p's look (gaze_follows_gesture, p as the follower)
             looks = [o for o in ctx.of_type("gaze_at", "gaze_follows_gesture")
-                     if o.target is not None and o.target.key == tgt.key and g.start <= _onset(o) <= g.start + w
+                     if o.target is not None and o.target.key == tgt.key and g.start <= _onset(o) <= min(g.start + w, hi)
                      and ((o.event_type == "gaze_at" and o.actor == p)
                           or (o.event_type == "gaze_follows_gesture" and o.follower == p and g.event_id in o.parents))]
             if looks:

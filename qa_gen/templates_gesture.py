@@ -81,9 +81,13 @@ def g2_type(ctx: VideoContext) -> Iterator[Candidate]:
         if e.actor is None or e.target is None:
             continue
         a, b = inner_window(e.start, e.end, ctx.step)
-        kinds = {o.event_type for o in ctx.overlapping(a, b, GESTURE_TYPES) if o.actor == e.actor}
+        # the options are the four gesture kinds, the same set in every item (so the set never hints at the
+        # key); each false one must truly not happen: no other kind by this person in the window or one
+        # sample beside it (a pointing that begins at the window's last instant is seen there)
+        kinds = {o.event_type for o in ctx.overlapping(a - ctx.step, b + ctx.step, GESTURE_TYPES)
+                 if o.actor == e.actor}
         if kinds != {e.event_type}:
-            continue  # two gesture types at once: the question would have two answers
+            continue  # two gesture types at once or back to back: the question would have two answers
         rng = ctx.rng("G2.type", e.event_id)
         correct = GESTURE_TYPE_PHRASES[e.event_type]
         distractors = [GESTURE_TYPE_PHRASES[k] for k in GESTURE_TYPES if k != e.event_type]

@@ -1,0 +1,122 @@
+"""QA over a video of several camera shots (a hard cut, as in a film or the shared clips joined one after
+another): nothing is read across the cut. Synthetic known answers: two people in shot 0 (0-5 s), two others
+in shot 1 (from 5 s, the first sampled frame after the cut), events as the events stage writes them."""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from pipeline.schema import EVENTS_SCHEMA, table_from_rows
+from qa_gen import generate_qa
+from qa_gen.config import QAConfig
+from qa_gen.events_view import Presence, clip_to_shots, read_events, shot_bounds
+
+CUT = 5.0
+DURATION = 10.0
+
+
+def _tracks(one_shot: bool = False) -> pa.Table:
+    rows = []
+    for t in np.arange(0.0, DURATION, 0.5):
+        people, shot = ((0, 1), 0) if t < CUT else ((2, 3), 1)
+        rows += [{"video_id": "film", "t": float(t), "shot_id": 0 if one_shot else shot, "person_id": p}
+                 for p in people]
+    return pa.Table.from_pylist(rows)
+
+
+def _events() -> pa.Table:
+    common = {"video_id": "film", "initiator_id": None, "target_type": "person", "target_person_id": None,
+              "target_label": None, "leader_id": None, "follower_id": None, "lag_seconds": None,
+              "confidence": 0.9, "start_frame": 0, "end_frame": 0, "parent_event_ids": [], "details": "{}",
+              "source": "gaze"}
+    rows = [  # shot 0: eye contact seen from its start (1.0 s) to its end (3.0 s)
+        {**common, "event_id": 0, "event_type": "gaze_at", "start_time": 1.0, "end_time": 3.0,
+         "persons_involved": [0], "initiator_id": 0, "target_person_id": 1},
+        {**common, "event_id": 1, "event_type": "gaze_at", "start_time": 1.0, "end_time": 3.0,
+         "persons_involved": [1], "initiator_id": 1, "target_person_id": 0},
+        {**common, "event_id": 2, "event_type": "mutual_gaze", "start_time": 1.0, "end_time": 3.0,
+         "persons_involved": [0, 1]},
+        # shot 1: eye contact from the cut's first frame: it may have begun before the camera showed it
+        {**common, "event_id": 3, "event_type": "gaze_at", "start_time": CUT, "end_time": 8.0,
+         "persons_involved": [2], "initiator_id": 2, "target_person_id": 3},
+        {**common, "event_id": 4, "event_type": "gaze_at", "start_time": CUT, "end_time": 8.0,
+         "persons_involved": [3], "initiator_id": 3, "target_person_id": 2},
+        {**common, "event_id": 5, "event_type": "mutual_gaze", "start_time": CUT, "end_time": 8.0,
+         "persons_involved": [2, 3]},
+        # a look of shot 0 closed one sample after the shot's last frame (4.5 s)
+        {**common, "event_id": 6, "event_type": "gaze_at", "start_time": 3.5, "end_time": 5.5,
+         "persons_involved": [0], "initiator_id": 0, "target_person_id": 1},
+    ]
+    return table_from_rows(rows, EVENTS_SCHEMA)
+
+
+def test_shot_cuts_and_presence_stop_at_the_cut():
+    tracks = _tracks()
+    assert shot_bounds(tracks) == [(0.0, 4.5), (CUT, 9.5)]
+    assert shot_bounds(_tracks(one_shot=True)) == [(0.0, 9.5)]
+    presence = Presence.from_tracks(tracks, tolerance=0.5)
+    assert presence.cuts == (CUT,)
+    # Person 2 is first seen at the cut: not present just before it, though within the sampling tolerance
+    assert not presence.present(2, 4.0, 4.5)
+    assert not presence.present(2, 4.0, CUT)  # a window that ends at the cut belongs to the shot before it
+    assert presence.present(2, CUT, 6.0) and presence.present(0, 4.0, CUT)
+    assert not presence.present(0, CUT, 6.0)  # Person 0 is last seen at 4.5 s, before the cut
+    assert Presence.from_tracks(_tracks(one_shot=True), tolerance=0.5).present(2, 4.0, 4.5)  # no cut: as before
+    # the cut lies somewhere between shot 0's last frame (4.5 s) and shot 1's first (5.0 s): a look of
+    # shot 0 closed at 5.5 s is cut at 4.5 s
+    clipped = {e.event_id: e for e in clip_to_shots(read_events(_events()), presence)}
+    assert clipped[6].end == 4.5 and clipped[5].end == 8.0 and clipped[2].end == 3.0
+
+
+def test_eye_contact_length_asked_only_when_seen_whole_within_its_shot():
+    """'How long do Person 0 and Person 1 keep eye contact, starting at 1.0 seconds?' -> 2.0 seconds; the eye
+    contact of Person 2 and Person 3 starts at the cut, so its length is not known and it is not asked
+    (without the cut in the tracks it would be: the check is the shot's start, not only the clip's)."""
+    def durations(tracks):
+        qa, _ = generate_qa(_events(), tracks, QAConfig(formats=("mcq",)), seed=0, clip_duration=DURATION)
+        return {tuple(sorted(it["persons"])): it["answer_text"] for it in qa.to_pylist()
+                if it["template"] == "T3.duration"}
+
+    assert durations(_tracks()) == {(0, 1): "2.0 seconds"}
+    assert (2, 3) in durations(_tracks(one_shot=True))
+
+
+def test_no_item_names_people_of_another_shot():
+    qa, _ = generate_qa(_events(), _tracks(), QAConfig(), seed=0, clip_duration=DURATION)
+    assert qa.num_rows
+    for it in qa.to_pylist():
+        a, b = it["time_range"]
+        people = set(it["persons"])
+        if b <= CUT:
+            assert people <= {0, 1}, it
+        elif a >= CUT:
+            assert people <= {2, 3}, it
+
+
+def _gestures(pointing_start: float) -> pa.Table:
+    """One person reaches toward an object from 2.0 to 2.5 s, then points at it from ``pointing_start``
+    (deepoint_pointing_up in the joined film: the arm going up read as reaching, then pointing)."""
+    common = {"video_id": "gest", "persons_involved": [0], "initiator_id": 0, "target_type": "object",
+              "target_person_id": None, "target_label": "object", "leader_id": None, "follower_id": None,
+              "lag_seconds": None, "confidence": 0.9, "start_frame": 0, "end_frame": 0, "parent_event_ids": [],
+              "source": "gesture", "details": '{"target_type": "object", "target_id": 0}'}
+    rows = [{**common, "event_id": 0, "event_type": "reaching", "start_time": 2.0, "end_time": 2.5},
+            {**common, "event_id": 1, "event_type": "pointing", "start_time": pointing_start,
+             "end_time": pointing_start + 1.0}]
+    return table_from_rows(rows, EVENTS_SCHEMA)
+
+
+def test_which_gesture_offers_the_four_kinds_none_of_the_false_ones_beside_the_window():
+    """'What kind of gesture does Person 0 make between 2.0 and 2.5 seconds?': not asked when he points from
+    2.5 s (the pointing is seen at the window's last instant, so 'Pointing' would be right too); asked, with
+    'Reaching' the key, when the pointing begins a second later. Every G2 item offers the same four kinds."""
+    def g2(pointing_start):
+        qa, _ = generate_qa(_gestures(pointing_start), None, QAConfig(formats=("mcq",)), seed=0,
+                            clip_duration=6.0)
+        return [it for it in qa.to_pylist() if it["category"] == "G2"]
+
+    assert not [it for it in g2(2.5) if "2.0 and 2.5" in it["question"]]
+    items = g2(3.5)
+    asked = [it for it in items if "2.0 and 2.5" in it["question"]]
+    assert [it["answer_text"] for it in asked] == ["Reaching"]
+    assert {tuple(sorted(o[3:] for o in it["options"])) for it in items} == {("Giving", "Pointing", "Reaching", "Showing")}
