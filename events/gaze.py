@@ -312,27 +312,42 @@ def _aversion_events(arrays: TrackArrays, relations: GazeRelations, merged: np.n
     return events
 
 
+def sustained_looks(relations: GazeRelations, min_frames: int) -> np.ndarray:
+    """(P, T, F) bool: ``relations.looking`` restricted to looks lasting at least ``min_frames`` frames."""
+    n_people, n_targets, n_frames = relations.looking.shape
+    out = np.zeros(n_people * n_targets * n_frames, bool).reshape(n_people * n_targets, n_frames)
+    rows, starts, ends = relations.runs
+    for row, start, end in zip(*(np.asarray(a).tolist() for a in (rows, starts, ends))):
+        if end - start + 1 >= min_frames:
+            out[row, start:end + 1] = True
+    return out.reshape(n_people, n_targets, n_frames)
+
+
 def detect_joint_attention(arrays: TrackArrays, relations: GazeRelations, config: EventConfig) -> list[Event]:
     """Two or more people on the same thing in the scene: a person, someone's hands, an object. The camera
     and gaze that hits nothing are never shared attention (people looking into the lens attend to the
     viewer, not to each other's focus; points that hit nothing are ray projections). persons_involved =
-    everyone looking at the event's first frame. Each frame of the event has two or more people on it."""
+    everyone looking at the event's first frame. Each frame of the event has two or more people on it, each
+    in a look long enough to be reported on its own (min_gaze_at_seconds, min_look_samples)."""
     n_people, n_targets, n_frames = relations.looking.shape
     in_scene = np.nonzero(np.isin(relations.target_kind, SCENE_TARGET_CODES))[0]
     if not len(in_scene):
         return []
     min_len = arrays.min_frames(config.min_joint_attention_seconds, config.min_look_samples)
+    # a member's look is a look in its own right (as long as a reported gaze_at): a glance on one sample that
+    # happens to land on the group's focus does not make its owner share it
+    looking = sustained_looks(relations, arrays.min_frames(config.min_gaze_at_seconds, config.min_look_samples))
     # frames where two or more look (each person's looks are already smoothed): not bridged again, so the
     # shared focus never covers a frame where a member's one gaze target is something else
-    shared = relations.looking[:, in_scene].sum(axis=0) >= 2
+    shared = looking[:, in_scene].sum(axis=0) >= 2
     rows, starts, ends = kernels.extract_runs(shared, arrays.segment)
     keep = ends - starts + 1 >= min_len
     targets, starts, ends = in_scene[rows[keep]], starts[keep], ends[keep]
     # per candidate event and person: looking at its first frame, and frames looking within it
     everyone = np.arange(n_people)
-    group = relations.looking[:, targets, starts].T  # (N, P)
+    group = looking[:, targets, starts].T  # (N, P)
     looked, _ = kernels.interval_support(
-        relations.looking.reshape(-1, n_frames), arrays.gaze_conf, (everyone[None, :] * n_targets + targets[:, None]).ravel(),
+        looking.reshape(-1, n_frames), arrays.gaze_conf, (everyone[None, :] * n_targets + targets[:, None]).ravel(),
         np.tile(everyone, len(targets)), np.repeat(starts, n_people), np.repeat(ends, n_people),
     )
     looked = looked.reshape(-1, n_people)

@@ -692,3 +692,19 @@ def test_a_look_that_follows_its_moving_target_is_no_sudden_shift():
     tracks = pa.Table.from_pylist(rows, schema=tracks.schema)
     shifts = [e for e in detect_events(tracks, CONFIG, sc.objects(10.0)).to_pylist() if e["event_type"] == "sudden_gaze_shift"]
     assert [e["initiator_id"] for e in shifts] == [a]
+
+
+def test_a_glance_does_not_make_a_member_of_shared_attention():
+    """yakhyo_classroom_group at 2 fps: D's eyes crossed A on one sample while B kept looking at A, then C
+    looked at A; the shared attention was B + D with C 'joined later'. A one-sample glance is no look (it
+    would not be reported as gaze_at), so the group is B + C from C's first look."""
+    sc = Scenario(duration=4.0, seed=13)
+    a, b, c, d = sc.add_person(0.2), sc.add_person(0.4), sc.add_person(0.6), sc.add_person(0.8)
+    sc.look(b, ("person", a), 0.0, 4.0)
+    sc.look(d, ("person", a), 0.0, 0.1)   # one sample at 2 fps
+    sc.look(d, "camera", 0.1, 4.0)
+    sc.look(c, ("person", a), 0.1, 4.0)
+    events = [e for e in detect(sc, 2.0).to_pylist() if e["event_type"] == "joint_attention"]
+    assert [sorted(e["persons_involved"]) for e in events] == [sorted([b, c])]
+    assert json.loads(events[0]["details"])["joined_later"] == []
+    assert events[0]["start_time"] == pytest.approx(0.5, abs=0.26)
