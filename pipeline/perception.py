@@ -37,6 +37,7 @@ from tracking.appearance import appearance_descriptors
 from tracking.gaze_gaps import fill_gaze_gaps
 from tracking.gaze_smoothing import smooth_gaze_directions
 from tracking.objects import assign_object_ids, carry_objects
+from tracking.faces import FaceBank
 from tracking.stitching import assign_person_ids
 
 __all__ = ["PerceptionWorker", "VideoError", "build_identities_table", "build_objects_table", "build_tracks_table"]
@@ -70,6 +71,11 @@ class PerceptionWorker:
         self.backend = getattr(self.detector, "name", type(self.detector).__name__)
         self.on_frames = None  # optional callable(n): n more sampled frames were detected (progress display)
         self.object_detector = None
+        self.face_describer = None
+        if config.tracking.face_min_head_pixels > 0:  # faces for re-identification (tracking/faces.py)
+            from detectors.face_identity import FaceDescriber
+
+            self.face_describer = FaceDescriber()
         if config.detector.object_weights:
             from detectors.objects import ObjectDetector
 
@@ -95,6 +101,9 @@ class PerceptionWorker:
         times: list[float] = []
         native_idx: list[int] = []
         batch: list[SampledFrame] = []
+        faces = (FaceBank(self.face_describer, self.config.tracking.face_min_head_pixels,
+                          self.config.tracking.face_chips_per_tracklet)
+                 if self.face_describer is not None else None)
         # closing(): the container is released even when detection fails halfway through the clip
         # decoding runs a batch ahead in a background thread, overlapping detection of the batch before
         # A clip that ends before the video does (a segment of a long one) decodes a few frames past its
@@ -116,6 +125,10 @@ class PerceptionWorker:
                     native_idx.append(frame.native_frame_idx)
                 if batch and (frame is None or len(batch) >= max(1, self.config.detector.batch_size)):
                     seen = self._observe(batch, timings)
+                    if faces is not None:
+                        with _timed(timings, "face_chips"):
+                            for k, (sampled, frame_seen) in enumerate(zip(batch, seen)):
+                                faces.add_frame(len(observations) + k, sampled.image, frame_seen)
                     observations.extend(seen)
                     with _timed(timings, "referents"):
                         referents.extend(referents_in_frames([f.image for f in batch], seen, self.config.referents))
@@ -136,10 +149,15 @@ class PerceptionWorker:
         shot_starts = shots.shot_starts(times_array)
         objects = _with_referents(objects, referents, times_array, shot_ids, self.config.referents.carry_seconds)
         with _timed(timings, "track"):
-            people = assign_person_ids(observations, times_array, shot_ids, self.config.tracking, self.config.sampling.fps)
+            people = assign_person_ids(observations, times_array, shot_ids, self.config.tracking, self.config.sampling.fps,
+                                       faces)
             object_ids = (assign_object_ids(objects, shot_ids, self.config.tracking, self.config.sampling.fps,
                                             self.config.detector.object_conf)
                           if objects is not None else None)
+        if faces is not None:  # described inside stitching, only for the tracklets it asked about
+            timings["track"] -= faces.describe_seconds
+            timings["face_describe"] = faces.describe_seconds
+            timings["faces_described"] = float(faces.n_described)
         with _timed(timings, "gaze"):
             smooth_gaze_directions(people, times_array, shot_ids, self.config.gaze.smooth_seconds)
             filled = fill_gaze_gaps(people, times_array, shot_ids, self.config.gaze)
