@@ -71,7 +71,7 @@ class TrackingConfig:
     # darker and warmer moved the grey-shirt man's colours 0.56 (others' stayed >= 0.71 from him)
     stitch_face_match: float = 0.4
     stitch_face_appearance_max: float = 0.6
-    # faces further apart than this never join (across a cut, or a re-entry): beyond every same-person
+    # faces further apart than this never join after a re-entry within a shot: beyond every same-person
     # pair measured (0.69, a face seen only looking down), dlib's own decision distance is 0.6
     stitch_face_veto: float = 0.75
     min_track_seconds: float = 0.3  # tracklets shorter than this (after stitching) are dropped

@@ -9,10 +9,10 @@ sampling rates and camera cuts break a person into several tracklets. Stitching 
   (``stitch_reentry_seconds``: the person left or hid, and someone else may have arrived) the colours
   must agree more closely and the move stays bounded, unless the first left at a frame edge and the
   second arrived at one;
-- across a cut: colours (positions are unrelated between shots), and faces where both sides have large
-  enough ones (tracking/faces.py): faces that agree let clothes agree a little less closely (lighting
-  changes between shots), faces far apart veto the join, across a cut or a re-entry alike; faces are
-  described only where colours leave doubt (further apart than ``stitch_reentry_appearance_max``);
+- across a cut: as after a re-entry, closely pooled colours (positions are unrelated between shots), or
+  else faces that agree where both sides have large enough ones (tracking/faces.py), with clothes that
+  agree a little less closely (lighting changes between shots); faces far apart veto a re-entry within a
+  shot; faces are described only where colours leave doubt;
 - greedy, most similar pair first, re-scoring merged groups by their pooled colours.
 """
 from __future__ import annotations
@@ -197,9 +197,12 @@ def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig,
                 return False  # a re-entry with another face
         elif np.isnan(distance):
             return False  # across a cut clothes must be seen (faces alone do not decide, module doc)
-        elif face() > config.stitch_face_veto:
-            return False  # clothes alike, faces of two people
-        elif loose_colours and not face() <= config.stitch_face_match:
+        elif not (distance <= config.stitch_reentry_appearance_max
+                  and min(previous.end - previous.start, current.end - current.start)
+                  >= config.stitch_reentry_min_seconds - 1e-6) and not face() <= config.stitch_face_match:
+            # a cut is a re-entry (whoever is on screen after it may be someone else): closely pooled
+            # colours vouch, else only faces that agree. tvhid_highfive_0018 with a cutaway: a man seen
+            # once at the shot's end took the cutaway man's id on colours 0.21 apart
             return False
     return True
 
@@ -248,9 +251,9 @@ def stitch_tracklets(tracklets: list[Tracklet], config: TrackingConfig,
             if distances[i, j] > config.stitch_appearance_max and not _closest_in_colour(groups, distances, i, j):
                 continue  # looser clothes: only when each is the other's closest among the people seen with it
             face = None
-            # faces are asked only where colours leave doubt: colours as close as a re-entry needs vouch on
-            # their own (a looped clip's every cut would otherwise cost a description per tracklet)
-            if faces is not None and len(faces) and not distances[i, j] <= config.stitch_reentry_appearance_max:
+            # faces are described only when _can_join asks: where colours leave doubt (a looped clip's every
+            # cut would otherwise cost a description per tracklet)
+            if faces is not None and len(faces):
                 pair = (groups[i], groups[j])
                 face = lambda pair=pair: face_distance(group_face(pair[0]), group_face(pair[1]))  # noqa: E731
             if _can_join(groups[i], groups[j], float(distances[i, j]), config, others, face):
