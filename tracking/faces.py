@@ -7,7 +7,9 @@ head lands 0.40-0.53 (median) from its own full-size descriptor, at 30 px 0.29-0
 0.21-0.26, at 60 px 0.12-0.18: below ``face_min_head_pixels`` (40) the descriptor is mostly noise
 against dlib's 0.6 decision distance. Pooled over 3 chips, one person's two halves of a clip are
 0.15-0.41 apart (0.69 for a woman looking down at a table the whole clip), two people 0.41-0.65 apart
-(0.41: children in yakhyo_classroom_group): a face alone does not decide, face and clothes together do.
+(0.41: children in yakhyo_classroom_group): a face alone does not decide, face and clothes together do;
+where no clothes are seen (every sighting overlapped), a face decides only when it is also closer than any
+other face seen beside the other side (tracking/stitching.py).
 """
 from __future__ import annotations
 

@@ -160,10 +160,12 @@ def unseen_widening(previous: Tracklet, current: Tracklet, config: TrackingConfi
 
 
 def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig,
-              others: list[Tracklet] | None = None, faces=None) -> bool:
+              others: list[Tracklet] | None = None, faces=None, unseen_faces=None) -> bool:
     """The motion and gap gates between the time-adjacent tracklets of two groups (``others``: every
     tracklet of neither group, for the ambiguity test of joins on motion alone; ``faces()``: the distance
-    of the two groups' pooled faces, NaN when either has none, asked only where it decides)."""
+    of the two groups' pooled faces, NaN when either has none, asked only where it decides;
+    ``unseen_faces()``: the same, NaN unless each is the other's closest face among the people seen beside
+    the other, for a pair without colours)."""
     if a.frames & b.frames:
         return False
     face = (lambda: float("nan")) if faces is None else faces
@@ -196,7 +198,10 @@ def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig,
             if gap > config.stitch_reentry_seconds and face() > config.stitch_face_veto:
                 return False  # a re-entry with another face
         elif np.isnan(distance):
-            return False  # across a cut clothes must be seen (faces alone do not decide, module doc)
+            # no colours on one side (every sighting overlapped: a group walking together): faces alone,
+            # when they agree and no one seen beside either has a face as close
+            if unseen_faces is None or not unseen_faces() <= config.stitch_face_match:
+                return False
         elif not (distance <= config.stitch_reentry_appearance_max
                   and min(previous.end - previous.start, current.end - current.start)
                   >= config.stitch_reentry_min_seconds - 1e-6) and not face() <= config.stitch_face_match:
@@ -215,6 +220,21 @@ def _closest_in_colour(groups: list[_Group], distances: np.ndarray, i: int, j: i
             if k not in (i, j) and other.frames & groups[far].frames and not distances[near, k] > distances[i, j]:
                 return False
     return True
+
+
+def _closest_face(groups: list[_Group], group_face, i: int, j: int) -> float:
+    """The pooled face distance of groups i and j when each is the other's closest face among the people
+    seen beside the other (sharing a frame with it); NaN otherwise, or when a face is missing."""
+    distance = face_distance(group_face(groups[i]), group_face(groups[j]))
+    if np.isnan(distance):
+        return distance
+    for near, far in ((i, j), (j, i)):
+        for k, other in enumerate(groups):
+            # a rival without a face (NaN) is no rival
+            if k not in (i, j) and other.frames & groups[far].frames and (
+                    face_distance(group_face(groups[near]), group_face(other)) <= distance):
+                return float("nan")
+    return distance
 
 
 def stitch_tracklets(tracklets: list[Tracklet], config: TrackingConfig,
@@ -256,7 +276,10 @@ def stitch_tracklets(tracklets: list[Tracklet], config: TrackingConfig,
             if faces is not None and len(faces):
                 pair = (groups[i], groups[j])
                 face = lambda pair=pair: face_distance(group_face(pair[0]), group_face(pair[1]))  # noqa: E731
-            if _can_join(groups[i], groups[j], float(distances[i, j]), config, others, face):
+            unseen_face = None
+            if face is not None and np.isnan(distances[i, j]):
+                unseen_face = lambda i=i, j=j: _closest_face(groups, group_face, i, j)  # noqa: E731
+            if _can_join(groups[i], groups[j], float(distances[i, j]), config, others, face, unseen_face):
                 groups[i] = _Group(
                     groups[i].members + groups[j].members,
                     groups[i].frames | groups[j].frames,
