@@ -192,15 +192,20 @@ def infer_fps(frame_idx: np.ndarray, times: np.ndarray) -> float:
     return float(1.0 / np.median(step))
 
 
-def frame_end_times(times: np.ndarray, fps: float, clip_duration: float | None) -> np.ndarray:
+def frame_end_times(times: np.ndarray, fps: float, clip_duration: float | None,
+                    shot_start: np.ndarray | None = None) -> np.ndarray:
     """When the stretch of time each sampled frame stands for ends: one sampling step after it, but never
     after the next sampled frame (so intervals that meet never overlap, whatever the pts jitter) nor after
     the clip's end. ``clip_duration`` None: the clip is taken to end one step after its last frame. A
     duration that ends before a frame (a header that undercounts) gives that frame no time, never a
-    negative one."""
+    negative one. ``shot_start`` (per frame, when its shot began): the last frame of a shot ends at the
+    cut, not at the next sample (what it stands for stops being on screen there)."""
     ends = times + 1.0 / fps
     if len(times) > 1:
         ends[:-1] = np.minimum(ends[:-1], times[1:])
+        if shot_start is not None:
+            cut = np.flatnonzero(np.isfinite(shot_start[1:]) & (shot_start[1:] > shot_start[:-1]))
+            ends[cut] = np.maximum(np.minimum(ends[cut], shot_start[cut + 1]), times[cut])
     if clip_duration is not None:
         ends = np.maximum(np.minimum(ends, clip_duration), times)
     return ends
@@ -252,6 +257,12 @@ def tracks_to_arrays(tracks: pa.Table, objects: pa.Table | None = None, fps: flo
         times[~known] = np.interp(frame_idx[~known], frame_idx[known], times[known])
         last = np.maximum.accumulate(np.where(known, np.arange(n_frames), 0))
         shot = shot[last]
+    shot_start = None
+    if "shot_start_t" in tracks.column_names:  # tracks written before cuts were timed lack it
+        shot_start = np.full(n_frames, np.nan)
+        shot_start[f] = _floats(_column(tracks, "shot_start_t"))
+        if n_frames and not known.all():
+            shot_start = shot_start[last]
     if n_frames > 1 and (np.diff(times) <= 0).any():
         raise ValueError(f"tracks of video {video_id!r}: times 't' must increase with frame_idx")
     segment = np.concatenate([[0], np.cumsum(shot[1:] != shot[:-1])]).astype(np.int64) if n_frames else shot.copy()
@@ -311,7 +322,7 @@ def tracks_to_arrays(tracks: pa.Table, objects: pa.Table | None = None, fps: flo
     object_ids, object_labels, object_boxes, object_holder = _object_arrays(objects, video_id, first_frame, n_frames)
     return TrackArrays(
         video_id=video_id, fps=float(fps), frame_idx=frame_idx, times=times,
-        end_times=frame_end_times(times, float(fps), clip_duration), shot_id=shot, segment=segment,
+        end_times=frame_end_times(times, float(fps), clip_duration, shot_start), shot_id=shot, segment=segment,
         person_ids=person_ids, present=present, body_box=body_box, head_box=head_box, gaze_type=gaze_type,
         gaze_id=gaze_id, gaze_conf=gaze_conf, gaze_from_keypoints=gaze_from_keypoints, gaze_point=gaze_point,
         pointing=pointing, point_conf=point_conf, point_type=point_type, point_id=point_id, hand_boxes=hand_boxes,

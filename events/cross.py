@@ -152,4 +152,22 @@ def detect_cross_events(arrays: TrackArrays, events: list[Event], config: EventC
                 min(z.end_time, g.end_time), persons=tuple(sorted((g.initiator, partner))), initiator=g.initiator,
                 target_type="person", target_person=partner, details={"partner_id": partner},
             ))
-    return out
+    # a pair a cut separates is only an event when its people are on screen on both sides of the cut
+    # (pipeline/consistency.py check_cuts): otherwise "who" on one side is nobody on the other
+    return [e for e in out if seen_across_cuts(arrays, e.persons, e.start, e.end)]
+
+
+def seen_across_cuts(arrays: TrackArrays, persons, start: int, end: int) -> bool:
+    """Whether each of ``persons`` is seen both before and after every shot change between frame positions
+    ``start`` and ``end`` (inclusive); True when none lies between them."""
+    changes = np.flatnonzero(arrays.segment[start + 1: end + 1] != arrays.segment[start: end]) + start + 1
+    if not len(changes):
+        return True
+    rows = np.searchsorted(arrays.person_ids, np.asarray(persons, np.int64))
+    if (rows >= len(arrays.person_ids)).any() or (arrays.person_ids[np.minimum(rows, len(arrays.person_ids) - 1)] != persons).any():
+        return False
+    seen = arrays.present[rows, start: end + 1]
+    for change in changes - start:
+        if not (seen[:, :change].any(axis=1).all() and seen[:, change:].any(axis=1).all()):
+            return False
+    return True

@@ -33,8 +33,13 @@ class SamplingConfig:
     # identity is handed over by box overlap; < max_clip_seconds / 2 and >= 2 / fps (two shared frames).
     # A cut exactly at a boundary is only seen when this is >= scene_min_seconds + 2 / fps.
     segment_overlap_seconds: float = 2.0
-    scene_threshold: float = 3.0  # PySceneDetect AdaptiveDetector adaptive_threshold
-    scene_min_seconds: float = 0.6  # shortest allowed shot
+    # cuts (pipeline/video.py ShotDetector, on every decoded frame): a frame is a cut when its grey
+    # difference from the one before is this many times its neighbours' ...
+    scene_threshold: float = 3.0
+    scene_min_seconds: float = 0.6  # shortest allowed shot (the clip's start is no cut: a shot may open shorter)
+    # ... and at least this (mean absolute difference, 0-255, of 64 px wide grey frames): within a shot
+    # the shared clips stay <= 9.3 (a whip pan), different clips' frames differ by >= 37
+    scene_min_change: float = 12.0
 
 
 def usable_cores() -> int:

@@ -20,7 +20,11 @@ make with the same functions (``check_events_table``), so the product and the te
 - "own hands" gaze only where the gaze ray itself reaches one of the person's own detected hand boxes by
   the association's evidence rule (events.geometry.gaze_reaches_boxes: within the cone, passing within
   gaze.target_max_miss half-diagonals; not a box merely somewhere below the eyes);
-- no two QA items of the clip with the same question and different keys.
+- no two QA items of the clip with the same question and different keys;
+- no event runs across a camera cut unless every one of its people is seen on both sides of it (in the
+  event's time before the cut and after it): otherwise the event joins one shot's person to whoever is
+  on screen in the next (check_cuts; the cut is the tracks' shot_start_t, or the first sampled frame of
+  the new shot for tracks written without it).
 """
 from __future__ import annotations
 
@@ -163,7 +167,45 @@ def check_events(events: list[Event], duration: float, tracks: Optional[pa.Table
                 flag(e, f"events: {e.event_type} {e.event_id} ({_span(e)}) cites a missing parent {p}")
             elif p in bad:
                 flag(e, f"events: {e.event_type} {e.event_id} ({_span(e)}) cites rule-breaking parent {p}")
+    if tracks is not None:
+        for line in check_cuts(events, tracks):
+            event_id = int(line.split()[2])
+            bad.setdefault(event_id, line)
     return [bad[k] for k in sorted(bad)]
+
+
+def cut_times(tracks: pa.Table) -> list[float]:
+    """Times of the camera cuts of a tracks table: each shot's start after the first."""
+    cols = ["t", "shot_id"] + (["shot_start_t"] if "shot_start_t" in tracks.column_names else [])
+    first: dict[int, float] = {}
+    for r in tracks.select(cols).to_pylist():
+        start = r.get("shot_start_t")
+        start = r["t"] if start is None else start
+        first[r["shot_id"]] = min(first.get(r["shot_id"], math.inf), start)
+    return sorted(t for shot, t in first.items() if shot != min(first))
+
+
+def check_cuts(events: list[Event], tracks: pa.Table) -> list[str]:
+    """Events that run across a cut with one of their people not seen on one side of it (module doc)."""
+    cuts = cut_times(tracks)
+    if not cuts:
+        return []
+    seen: dict[int, list[float]] = defaultdict(list)
+    for r in tracks.select(["t", "person_id"]).to_pylist():
+        seen[r["person_id"]].append(r["t"])
+    problems = []
+    for e in events:
+        for cut in cuts:
+            if not (e.start < cut - _EPS and e.end > cut + _EPS):
+                continue
+            missing = [p for p in sorted(people_of(e))
+                       if not (any(e.start - _EPS <= t < cut - _EPS for t in seen.get(p, ()))
+                               and any(cut - _EPS <= t < e.end - _EPS for t in seen.get(p, ())))]
+            if missing:
+                problems.append(f"events: {e.event_type} {e.event_id} ({_span(e)}) runs across the cut at {cut:.2f} s "
+                                f"but Person {missing[0]} is not seen on both sides of it")
+                break
+    return problems
 
 
 def check_events_table(events: pa.Table, duration: float, config: Optional[EventConfig] = None,

@@ -37,6 +37,7 @@ from tracking.appearance import appearance_descriptors
 from tracking.gaze_gaps import fill_gaze_gaps
 from tracking.gaze_smoothing import smooth_gaze_directions
 from tracking.objects import assign_object_ids, carry_objects
+from tracking.faces import FaceBank
 from tracking.stitching import assign_person_ids
 
 __all__ = ["PerceptionWorker", "VideoError", "build_identities_table", "build_objects_table", "build_tracks_table"]
@@ -70,6 +71,11 @@ class PerceptionWorker:
         self.backend = getattr(self.detector, "name", type(self.detector).__name__)
         self.on_frames = None  # optional callable(n): n more sampled frames were detected (progress display)
         self.object_detector = None
+        self.face_describer = None
+        if config.tracking.face_min_head_pixels > 0:  # faces for re-identification (tracking/faces.py)
+            from detectors.face_identity import FaceDescriber
+
+            self.face_describer = FaceDescriber()
         if config.detector.object_weights:
             from detectors.objects import ObjectDetector
 
@@ -87,27 +93,31 @@ class PerceptionWorker:
 
         with _timed(timings, "decode"):
             info = probe(clip.uri)
-        shots = ShotDetector(sampling.fps, threshold=sampling.scene_threshold, min_seconds=sampling.scene_min_seconds)
+        shots = ShotDetector(threshold=sampling.scene_threshold, min_seconds=sampling.scene_min_seconds,
+                             min_change=sampling.scene_min_change)
         observations: list[FrameObservations] = []
         objects: list[FrameObjects] = []
         referents: list[FrameObjects] = []
         times: list[float] = []
         native_idx: list[int] = []
         batch: list[SampledFrame] = []
+        faces = (FaceBank(self.face_describer, self.config.tracking.face_min_head_pixels,
+                          self.config.tracking.face_chips_per_tracklet)
+                 if self.face_describer is not None else None)
         # closing(): the container is released even when detection fails halfway through the clip
         # decoding runs a batch ahead in a background thread, overlapping detection of the batch before
         # A clip that ends before the video does (a segment of a long one) decodes a few frames past its
         # end for the shot detector alone, so that a cut in its last frames is judged as in a whole run.
         decode_end = None if clip.end_s is None else clip.end_s + SHOT_LOOKAHEAD_FRAMES / sampling.fps
-        decode = partial(iter_frames, clip.uri, sampling.fps, sampling.max_side, clip.start_s, decode_end)
+        # every decoded frame (not only the sampled ones) goes to the shot detector, in the decode thread
+        decode = partial(iter_frames, clip.uri, sampling.fps, sampling.max_side, clip.start_s, decode_end,
+                         on_decoded=shots.push_frame)
         depth = 2 * max(1, self.config.detector.batch_size)
         with closing(Prefetcher(decode, depth)) as frames:
             while True:
                 with _timed(timings, "decode"):
                     frame = next(frames, None)
                 if frame is not None:
-                    with _timed(timings, "shots"):
-                        shots.push(frame.frame_idx, frame.image)
                     if clip.end_s is not None and clip.start_s + frame.t >= clip.end_s - _PTS_EPSILON_S:
                         continue  # look-ahead frame: seen by the shot detector only
                     batch.append(frame)
@@ -115,6 +125,10 @@ class PerceptionWorker:
                     native_idx.append(frame.native_frame_idx)
                 if batch and (frame is None or len(batch) >= max(1, self.config.detector.batch_size)):
                     seen = self._observe(batch, timings)
+                    if faces is not None:
+                        with _timed(timings, "face_chips"):
+                            for k, (sampled, frame_seen) in enumerate(zip(batch, seen)):
+                                faces.add_frame(len(observations) + k, sampled.image, frame_seen)
                     observations.extend(seen)
                     with _timed(timings, "referents"):
                         referents.extend(referents_in_frames([f.image for f in batch], seen, self.config.referents))
@@ -130,13 +144,20 @@ class PerceptionWorker:
         if not times:
             raise VideoError(clip.uri, f"no frames in [{clip.start_s:.2f}, {clip.end_s:.2f}) s")
         times_array = np.asarray(times, np.float64)
-        shot_ids = shots.shot_ids()[: len(times)]
+        shots.finish()
+        shot_ids = shots.shot_ids(times_array)
+        shot_starts = shots.shot_starts(times_array)
         objects = _with_referents(objects, referents, times_array, shot_ids, self.config.referents.carry_seconds)
         with _timed(timings, "track"):
-            people = assign_person_ids(observations, times_array, shot_ids, self.config.tracking, self.config.sampling.fps)
+            people = assign_person_ids(observations, times_array, shot_ids, self.config.tracking, self.config.sampling.fps,
+                                       faces)
             object_ids = (assign_object_ids(objects, shot_ids, self.config.tracking, self.config.sampling.fps,
                                             self.config.detector.object_conf)
                           if objects is not None else None)
+        if faces is not None:  # described inside stitching, only for the tracklets it asked about
+            timings["track"] -= faces.describe_seconds
+            timings["face_describe"] = faces.describe_seconds
+            timings["faces_described"] = float(faces.n_described)
         with _timed(timings, "gaze"):
             smooth_gaze_directions(people, times_array, shot_ids, self.config.gaze.smooth_seconds)
             filled = fill_gaze_gaps(people, times_array, shot_ids, self.config.gaze)
@@ -144,11 +165,11 @@ class PerceptionWorker:
             targets = associate_targets(people, info.width / info.height, self.config, times_array, shot_ids, objects=found)
         with _timed(timings, "table"):
             tracks = build_tracks_table(
-                clip.video_id, people, times_array, np.asarray(native_idx), shot_ids, filled, targets
+                clip.video_id, people, times_array, np.asarray(native_idx), shot_ids, filled, targets, shot_starts
             )
             frames = schema.table_from_rows(
-                [{"frame_idx": k, "t": float(t), "native_frame_idx": int(n), "shot_id": int(s)}
-                 for k, (t, n, s) in enumerate(zip(times, native_idx, shot_ids))],
+                [{"frame_idx": k, "t": float(t), "native_frame_idx": int(n), "shot_id": int(s), "shot_start_t": float(b)}
+                 for k, (t, n, s, b) in enumerate(zip(times, native_idx, shot_ids, shot_starts))],
                 schema.SAMPLED_FRAMES_SCHEMA,
             )
             identities = build_identities_table(people)
@@ -404,6 +425,7 @@ def build_tracks_table(
     shot_ids: np.ndarray,
     gaze_filled: list[np.ndarray],
     targets: list[FrameTargets],
+    shot_starts: Optional[np.ndarray] = None,
 ) -> pa.Table:
     """The tracks table (exactly ``schema.TRACKS_SCHEMA``), rows sorted by (frame_idx, person_id)."""
     rows = []
@@ -421,6 +443,7 @@ def build_tracks_table(
                     "native_frame_idx": int(native_frame_idx[position]),
                     "t": float(times[position]),
                     "shot_id": int(shot_ids[position]),
+                    "shot_start_t": float(shot_starts[position]) if shot_starts is not None else None,
                     "person_id": int(frame.tracker_id[row]),
                     "det_conf": float(frame.confidence[row]),
                     "bbox": np.clip(frame.xyxy[row], 0.0, 1.0).tolist(),

@@ -49,6 +49,9 @@ TRACKS_SCHEMA = pa.schema(
         pa.field("native_frame_idx", pa.int32(), nullable=False),  # index among decoded frames
         pa.field("t", pa.float64(), nullable=False),  # seconds from clip start, from pts
         pa.field("shot_id", pa.int32(), nullable=False),
+        # when the row's shot began: the time of the cut's first decoded frame (0 for the first shot), so
+        # events end at the cut itself, not at the sampled frame after it
+        pa.field("shot_start_t", pa.float64(), nullable=True),
         pa.field("person_id", pa.int32(), nullable=False),
         pa.field("det_conf", pa.float32(), nullable=False),
         pa.field("bbox", pa.list_(pa.float32(), 4), nullable=False),  # xyxy, normalised
@@ -189,6 +192,7 @@ SAMPLED_FRAMES_SCHEMA = pa.schema(
         pa.field("t", pa.float64(), nullable=False),  # seconds from clip start, from pts
         pa.field("native_frame_idx", pa.int32(), nullable=False),
         pa.field("shot_id", pa.int32(), nullable=False),
+        pa.field("shot_start_t", pa.float64(), nullable=True),  # when the frame's shot began (cut time)
     ]
 )
 

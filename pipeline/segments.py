@@ -179,6 +179,7 @@ class _SegmentPiece:
     frame_idx: np.ndarray  # per row: video-level frame index
     t: np.ndarray  # seconds from the video start
     shot: np.ndarray  # video-level shot id
+    shot_start: np.ndarray  # per row: when its shot began, seconds from the video start
     person: np.ndarray  # video-level identity (renumbered at the end)
     gaze_target: list[Optional[int]]  # person/hands targets as video-level identities
     point_target: list[Optional[int]]
@@ -213,6 +214,7 @@ def merge_segments(results: list[PerceptionResult], config: Config) -> Perceptio
     frame_pieces: list[dict] = []
     pieces: list[_SegmentPiece] = []
     last_shot = -1
+    last_shot_start = 0.0
     for position, result in enumerate(results):
         clip = result.clip
         keep_until = results[position + 1].clip.keep_from_s if position + 1 < len(results) else math.inf
@@ -233,17 +235,24 @@ def merge_segments(results: list[PerceptionResult], config: Config) -> Perceptio
 
         # shots continue over the boundary unless this segment saw a cut between the frames straddling it
         video_shot = np.full(len(local_frame), -1, np.int64)
+        local_start = (frames.column("shot_start_t").to_numpy(zero_copy_only=False)
+                       if "shot_start_t" in frames.column_names else np.zeros(len(local_frame)))
+        video_shot_start = clip.start_s + np.nan_to_num(np.asarray(local_start, np.float64))
         if len(kept_positions):
             head = kept_positions[0]
             straddle_cut = head > 0 and not kept[head - 1] and local_shot[head] != local_shot[head - 1]
             start_shot = last_shot + 1 if (last_shot < 0 or straddle_cut) else last_shot
             video_shot[kept_positions] = start_shot + local_shot[kept_positions] - local_shot[head]
+            if start_shot == last_shot:  # the shot goes on from the segment before: it began there
+                video_shot_start[video_shot == last_shot] = last_shot_start
             last_shot = int(video_shot[kept_positions[-1]])
+            last_shot_start = float(video_shot_start[kept_positions[-1]])
         kept_times = np.concatenate([kept_times, video_t[kept_positions]])
         frame_pieces.append({
             "frame_idx": video_frame[kept_positions], "t": video_t[kept_positions],
             "native_frame_idx": frames.column("native_frame_idx").to_numpy()[kept_positions],
             "shot_id": video_shot[kept_positions],
+            "shot_start_t": video_shot_start[kept_positions],
         })
 
         tracks = result.tracks
@@ -268,6 +277,7 @@ def merge_segments(results: list[PerceptionResult], config: Config) -> Perceptio
             frame_idx=video_frame[row_frame][keep_rows],
             t=video_t[row_frame][keep_rows],
             shot=video_shot[row_frame][keep_rows],
+            shot_start=video_shot_start[row_frame][keep_rows],
             person=np.array([mapping[int(p)] for p in row_person[keep_rows]], np.int64),
             gaze_target=_remap_targets(kept_tracks.column("gaze_target_type").to_pylist(),
                                        kept_tracks.column("gaze_target_id").to_pylist(), mapping, segment_where),
@@ -340,6 +350,7 @@ def _assemble_tracks(pieces: list[_SegmentPiece], final: dict[int, int]) -> pa.T
             "frame_idx": _int_column(piece.frame_idx),
             "t": pa.array(piece.t, pa.float64()),
             "shot_id": _int_column(piece.shot),
+            "shot_start_t": pa.array(piece.shot_start, pa.float64()),
             "person_id": _int_column([final[p] for p in piece.person.tolist()]),
             "gaze_target_id": _nullable_int_column(
                 _renumber(piece.gaze_target, table.column("gaze_target_type").to_pylist(), final)),

@@ -209,6 +209,64 @@ def test_events_never_span_a_cut_or_an_absence():
     assert not missed and not unexpected
 
 
+def test_events_end_at_the_cut_between_two_samples():
+    """A cut at 3.2 s, between the 2 fps samples at 3.0 and 3.5 s: the eye contact before it ends at the
+    cut (the tracks' shot_start_t), not at the next sample."""
+    sc = Scenario(duration=8.0, seed=10)
+    a, b = sc.add_person(0.3), sc.add_person(0.7)
+    sc.look(a, ("person", b), 0.5, 7.5)
+    sc.look(b, ("person", a), 0.5, 7.5)
+    sc.cut(3.2)
+    rows = detect(sc, 2.0).to_pylist()
+    mutual = sorted((r["start_time"], r["end_time"]) for r in rows if r["event_type"] == "mutual_gaze")
+    assert [end for _, end in mutual][:1] == [pytest.approx(3.2)]
+    assert all(not (r["start_time"] < 3.2 - 1e-9 and r["end_time"] > 3.2 + 1e-9) for r in rows)
+
+
+def test_no_cross_event_pairs_people_a_cut_separates():
+    """A points at B, then a cut to a shot where B and C make eye contact and A is gone: the gesture and
+    the eye contact share B and are 0.6 s apart, but A is not seen after the cut nor C before it, so
+    they make no adjacent event; when A stays in view and C was there before, they do."""
+    def scene(everyone_both_sides: bool) -> Scenario:
+        sc = Scenario(duration=7.0, seed=12)
+        a, b, c = sc.add_person(0.2), sc.add_person(0.5), sc.add_person(0.8)
+        sc.point(a, ("person", b), 1.0, 2.9)
+        sc.look(b, ("person", c), 3.5, 6.5)
+        sc.look(c, ("person", b), 3.5, 6.5)
+        sc.cut(3.0)
+        if not everyone_both_sides:
+            sc.absent(a, 3.0, 7.0)
+            sc.absent(c, 0.0, 3.0)
+        return sc
+
+    for both_sides in (False, True):
+        sc = scene(both_sides)
+        events = detect(sc, 10.0)
+        assert check_events_table(events, sc.duration, CONFIG, sc.tracks(10.0)) == []
+        crossing = [r for r in events.to_pylist() if r["source"] == "cross" and r["start_time"] < 3.0 < r["end_time"]]
+        assert bool(crossing) == both_sides, crossing
+
+
+def test_the_cut_rule_flags_an_event_across_a_cut_with_someone_unseen():
+    """check_cuts reads the cut from the tracks and flags an event across it naming someone seen on one
+    side only; the same event is fine when that person is seen on both sides."""
+    sc = Scenario(duration=6.0, seed=13)
+    a, b = sc.add_person(0.3), sc.add_person(0.7)
+    sc.cut(3.05)
+    sc.absent(b, 3.05, 6.0)
+    tracks = sc.tracks(10.0)
+    row = {"video_id": sc.video_id, "event_id": 0, "source": "cross", "event_type": "adjacent", "start_time": 2.0,
+           "end_time": 4.0, "start_frame": 20, "end_frame": 39, "shot_id": None, "persons_involved": [a, b],
+           "initiator_id": a, "target_type": "person", "target_person_id": b, "confidence": 0.9,
+           "parent_event_ids": [], "details": "{}"}
+    events = pa.Table.from_pylist([row], schema=EVENTS_SCHEMA)
+    problems = check_events_table(events, sc.duration, CONFIG, tracks)
+    assert len(problems) == 1 and "cut at 3.05 s" in problems[0] and f"Person {b}" in problems[0]
+    alone = pa.Table.from_pylist([{**row, "persons_involved": [a], "target_type": "none", "target_person_id": None}],
+                                 schema=EVENTS_SCHEMA)
+    assert check_events_table(alone, sc.duration, CONFIG, tracks) == []
+
+
 @pytest.mark.parametrize("fps", [2.0, 10.0])
 def test_events_end_halfway_to_the_sample_where_a_partner_is_gone(fps):
     """tvhid_highfive_0018: B walks out between two 2 fps samples; eye contact, and A's look at him, end

@@ -166,10 +166,34 @@ def test_shot_detector_finds_the_cut_between_two_clips(media_dir: Path) -> None:
     assert shots[len(first) :].tolist() == [1] * len(second)
 
 
-def test_shot_detector_needs_frames_in_order() -> None:
-    detector = ShotDetector(fps=2)
-    with pytest.raises(ValueError, match="expects frame 0"):
-        detector.push(3, np.zeros((8, 8, 3), np.uint8))
+def test_cuts_are_found_at_the_decoded_frame_where_they_happen(media_dir: Path, tmp_path: Path) -> None:
+    """A cut 2 frames into the clip, a 1.1 s cutaway and the cut back, at 25 fps, none on a 2 fps sample:
+    every decoded frame is judged, so the cuts are the exact pts of the first frames of each piece, and
+    the sampled frames' shots and shot starts follow from them. A one-frame white flash is no cut."""
+    from tests.video_edits import clip_frames, write_edit
+
+    size, fps = (320, 180), 25.0
+    hug = clip_frames(media_dir / "mmaction2_hug_lab.mp4", fps, size)
+    kitchen = clip_frames(media_dir / "atd_kitchen.mp4", fps, size, seconds=1.1)
+    flash = [np.full_like(hug[0], 255)]
+    pieces = [clip_frames(media_dir / "tvhid_handshake_0001.avi", fps, size)[:2], hug[:30], kitchen,
+              hug[30:40] + flash + hug[40:]]
+    path = tmp_path / "edit.mp4"
+    starts = write_edit(path, pieces, fps)
+    detector = ShotDetector()
+    sampled = [f.t for f in iter_frames(str(path), 2.0, 320, on_decoded=detector.push_frame)]
+    detector.finish()
+    assert detector.cut_times() == pytest.approx(starts[1:], abs=1e-6)
+    expected = np.searchsorted(starts[1:], np.asarray(sampled) + 1e-6, side="right")
+    assert detector.shot_ids(sampled).tolist() == expected.tolist()
+    assert detector.shot_starts(sampled).tolist() == pytest.approx([starts[k] for k in expected])
+
+
+def test_shot_detector_needs_times_in_order() -> None:
+    detector = ShotDetector()
+    detector.push_image(1.0, np.zeros((8, 8, 3), np.uint8))
+    with pytest.raises(ValueError, match="increasing times"):
+        detector.push_image(0.5, np.zeros((8, 8, 3), np.uint8))
 
 
 # --- bad input ----------------------------------------------------------------------------------

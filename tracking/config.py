@@ -61,6 +61,19 @@ class TrackingConfig:
     # ...unless both ends touch the frame edge (within this margin, normalised): left there, came back
     # there, anywhere along the edges (the motion allowance is waived, the stricter colour test is not)
     frame_edge_margin: float = 0.02
+    # faces (tracking/faces.py, dlib ResNet descriptors pooled per tracklet): chips only of heads at least
+    # this tall in the sampled frame (smaller ones are mostly noise, measured there); 0 = no faces
+    face_min_head_pixels: float = 40.0
+    face_chips_per_tracklet: int = 3  # described per tracklet (the largest faces), never per frame
+    # across a cut, faces this close (pooled) let clothes differ up to stitch_face_appearance_max (when the
+    # two are also each other's closest in colour among the people seen with them): one person's pooled
+    # faces were <= 0.41 apart on the shared clips, two people's >= 0.41; atd_kitchen replayed a little
+    # darker and warmer moved the grey-shirt man's colours 0.56 (others' stayed >= 0.71 from him)
+    stitch_face_match: float = 0.4
+    stitch_face_appearance_max: float = 0.6
+    # faces further apart than this never join after a re-entry within a shot: beyond every same-person
+    # pair measured (0.69, a face seen only looking down), dlib's own decision distance is 0.6
+    stitch_face_veto: float = 0.75
     min_track_seconds: float = 0.3  # tracklets shorter than this (after stitching) are dropped
     # long videos (pipeline/segments.py): a segment's person takes over a video-level identity when their
     # boxes overlap by at least this IoU, averaged over the frames both segments share (absence counts 0);

@@ -321,7 +321,7 @@ class Scenario:
             hand_open[reaching[4]] = 0.9
         row = {
             "video_id": self.video_id, "frame_idx": f, "native_frame_idx": f, "t": float(t),
-            "shot_id": self.shot_at(t), "person_id": p, "det_conf": 0.9,
+            "shot_id": self.shot_at(t), "shot_start_t": self._shot_start(t), "person_id": p, "det_conf": 0.9,
             "bbox": [float(v) for v in self.body_box(p)], "head_bbox": [float(v) for v in head],
             "keypoints": [float(v) for v in keypoints.ravel()], "gaze_origin": [float(v) for v in origin],
             "gaze_dir": None if direction is None else [float(v) for v in direction],
