@@ -29,6 +29,7 @@ make with the same functions (``check_events_table``), so the product and the te
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections import defaultdict
 from typing import Optional
