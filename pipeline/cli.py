@@ -443,6 +443,9 @@ def _export_sentence(fmt: str, summary: dict, dest: str) -> str:
     """`export`'s closing line, e.g. "exported 12 QA items of 2 videos as grasp-bench: 3 labelled clips
     (56 frames) -> bench"."""
     where = summary.get("file") or dest
+    if "rows" in summary:  # frame-labels: a table, no clips
+        return (f"exported {plural(summary['rows'], 'frame label row')} of {plural(summary['videos'], 'video')} "
+                f"as {fmt} -> {where}")
     return (f"exported {plural(summary['items'], 'QA item')} of {plural(summary['videos'], 'video')} as {fmt}: "
             f"{plural(summary['clips'], 'labelled clip')} ({plural(summary['frames'], 'frame')}) -> {where}")
 

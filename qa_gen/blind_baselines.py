@@ -8,7 +8,8 @@ chance (4 options: 25 %).
 
 Public API:
     fit_guessers(train_items) -> list[Guesser]
-    Guesser.name, Guesser.predict(item) -> option index 0..3
+    Guesser.name, Guesser.predict(item) -> option index 0..3, Guesser.credit(item) -> expected accuracy (ties
+    between the best options count as a random pick among them)
     blind_baseline_table(train_items, test_items) -> {category: {guesser name: accuracy, "n": count}}
     leave_one_video_out(items) -> the same table, each video scored by guessers fitted on the others
 
@@ -65,8 +66,19 @@ class Guesser:
 
     name: str = "guesser"
 
-    def predict(self, item: dict) -> int:  # pragma: no cover - every guesser overrides it
+    def scores(self, item: dict) -> Sequence[float]:  # pragma: no cover - every guesser overrides it
+        """One score per option; the highest is the guess."""
         raise NotImplementedError
+
+    def predict(self, item: dict) -> int:
+        return _argmax(self.scores(item), item)
+
+    def credit(self, item: dict) -> float:
+        """Expected accuracy on ``item`` when a tie between the best options is broken at random: a guesser
+        that cannot tell the options apart scores chance (1/4), whatever letter the key happens to have."""
+        values = np.asarray(self.scores(item), dtype=float)
+        best = np.flatnonzero(values >= values.max() - 1e-12)
+        return float(answer_index(item) in best) / len(best)
 
 
 def _argmax(scores: Sequence[float], item: dict) -> int:
@@ -82,8 +94,8 @@ def _argmax(scores: Sequence[float], item: dict) -> int:
 class LongestOption(Guesser):
     name = "longest_option"
 
-    def predict(self, item: dict) -> int:
-        return _argmax([len(_body(o)) for o in item["options"]], item)
+    def scores(self, item: dict) -> Sequence[float]:
+        return [len(_body(o)) for o in item["options"]]
 
 
 class WordOverlap(Guesser):
@@ -91,9 +103,9 @@ class WordOverlap(Guesser):
 
     name = "word_overlap"
 
-    def predict(self, item: dict) -> int:
+    def scores(self, item: dict) -> Sequence[float]:
         question = set(_words(item["question"]))
-        return _argmax([len(question & set(_words(_body(o)))) for o in item["options"]], item)
+        return [len(question & set(_words(_body(o)))) for o in item["options"]]
 
 
 class TemplateMajority(Guesser):
@@ -113,7 +125,7 @@ class TemplateMajority(Guesser):
                 if i == answer_index(item):
                     self.right[template][shape] += 1
 
-    def predict(self, item: dict) -> int:
+    def scores(self, item: dict) -> Sequence[float]:
         template = _template(item)
         right, offered = self.right.get(template, Counter()), self.offered.get(template, Counter())
         scores = []
@@ -121,7 +133,7 @@ class TemplateMajority(Guesser):
             shape = _shape(_body(option))
             # correct count first; the right-rate (smoothed) breaks ties between shapes seen equally often
             scores.append(right[shape] + (right[shape] + 1) / (offered[shape] + 4))
-        return _argmax(scores, item)
+        return scores
 
 
 class BagOfWordsLogistic(Guesser):
@@ -188,8 +200,8 @@ class BagOfWordsLogistic(Guesser):
                      + str(min(len(in_option), 3)))
         return [self._hash(f) for f in feats]
 
-    def predict(self, item: dict) -> int:
-        return _argmax([float(self.weights[self._features(item, o)].sum()) for o in item["options"]], item)
+    def scores(self, item: dict) -> Sequence[float]:
+        return [float(self.weights[self._features(item, o)].sum()) for o in item["options"]]
 
 
 def fit_guessers(train_items: list[dict]) -> list[Guesser]:
@@ -211,7 +223,7 @@ def blind_baseline_table(train_items: list[dict], test_items: list[dict]) -> dic
         items = by_category[category]
         row: dict[str, float] = {}
         for guesser in guessers:
-            right = sum(guesser.predict(it) == answer_index(it) for it in items)
+            right = sum(guesser.credit(it) for it in items)
             row[guesser.name] = right / len(items)
         row["n"] = float(len(items))
         table[category] = row
@@ -252,6 +264,6 @@ def leave_one_video_out(items: list[dict], max_folds: int = 12) -> dict[str, dic
             category = str(item.get("category"))
             count[category] += 1
             for guesser in guessers:
-                right[category][guesser.name] += int(guesser.predict(item) == answer_index(item))
+                right[category][guesser.name] += guesser.credit(item)
     names = [g.name for g in fit_guessers([])]
     return {c: {**{n: right[c][n] / count[c] for n in names}, "n": float(count[c])} for c in sorted(count)}

@@ -8,10 +8,11 @@ be the key of a quarter of them). While some text is over its share, an item key
 over it (the majority class) is dropped; which one is fixed by (seed, qa_id). Nothing is ever reworded:
 an item is kept as it is or dropped.
 
-Texts that name a person ("Person 2", "Person 2's hands", "Person 0 and Person 1") are left out: the
-same words name someone else in every video, so they are no class a corpus can be skewed towards, and
-which person is meant can only be seen in the video. (Per clip, qa_gen/balance.py balances the kinds
-of answer: person, hands, camera, ...; the blind baselines check what is left.)
+A text that names a person counts as its shape ("Person 2's hands" is "Person N's hands"): which person is
+meant can only be seen in the video, but "a person" against "their own hands" or "the camera" is a class a
+corpus can be skewed towards (real people mostly look at each other), and a guesser that always picks the
+option naming a person would score without watching. (Per clip, qa_gen/balance.py balances the kinds of
+answer too; the blind baselines check what is left.)
 
 The answer letters of a video that lost items are dealt again over its remaining mcq items (the same
 round-robin as generate_clip_qa), so each video stays letter-balanced to within one item per letter.
@@ -35,9 +36,9 @@ def option_body(option: str) -> str:
 
 
 def answer_form(text: str) -> Optional[str]:
-    """The balance class of an option: its text, or None for a text that names a person."""
-    text = text.strip()
-    return None if _PERSON.search(text) else text
+    """The balance class of an option: its text, with every person named "Person N" (which person is meant
+    can only be seen in the video, but "a person" against "their own hands" or "the camera" is a class)."""
+    return _PERSON.sub("Person N", text.strip())
 
 
 def _balanced(row: dict) -> bool:

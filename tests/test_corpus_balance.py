@@ -25,7 +25,7 @@ def _item(video: str, k: int, category: str, bodies: list[str], correct: int, te
 
 def _pointing_corpus(n_videos: int = 8) -> list[dict]:
     """Every video: three G2 items whose answer is Pointing and one each of Giving, Showing, Reaching,
-    the four gestures offered in each; plus T1 items naming people (never balanced across videos)."""
+    the four gestures offered in each; plus T1 items whose key is always a person (two offered in each)."""
     rows = []
     for v in range(n_videos):
         video = f"clip{v}"
@@ -38,16 +38,19 @@ def _pointing_corpus(n_videos: int = 8) -> list[dict]:
 
 def test_majority_key_dropped_to_its_share_and_counted():
     rows = _pointing_corpus()
-    assert over_share(rows) == {"G2": {"Pointing": 24 - 12}}  # 48 items offer it: its share is 12
+    # 48 items offer Pointing: its share is 12; 24 T1 items offer two people each: "a person" may key 12 of
+    # them, and of what is left half, ... : a key that is never anything else keeps one item
+    assert over_share(rows) == {"G2": {"Pointing": 24 - 12}, "T1": {"Person N": 24 - 12}}
     kept, dropped = balance_corpus(rows, seed=0)
     assert over_share(kept) == {}
     keys = Counter(r["answer_text"] for r in kept if r["category"] == "G2")
     # every gesture offered in each of the 33 remaining items: each the key of a quarter (rounded up)
     assert keys == {"Pointing": 9, "Giving": 8, "Showing": 8, "Reaching": 8}
-    assert dropped == {"G2": 15} and len(rows) - len(kept) == 15
-    # only majority-class items are dropped; person-naming answers are not a corpus class
-    assert all(r["answer_text"] == "Pointing" for r in rows if r["qa_id"] not in {k["qa_id"] for k in kept})
-    assert sum(r["category"] == "T1" for r in kept) == 24
+    assert dropped == {"G2": 15, "T1": 23} and len(rows) - len(kept) == 38
+    # only majority-class items are dropped; "a person" is a class whichever person it is (a guesser that
+    # always answers with a person would otherwise score on every clip)
+    assert all(r["answer_text"] in ("Pointing", "Person 1") for r in rows if r["qa_id"] not in {k["qa_id"] for k in kept})
+    assert sum(r["category"] == "T1" for r in kept) == 1
 
 
 def test_a_key_that_is_never_anything_else_keeps_one_item():
