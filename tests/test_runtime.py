@@ -146,3 +146,16 @@ def test_gpu_detector_matches_cpu_boxes(media_dir):
     for a, b in zip(on_cpu, on_gpu):
         assert len(a) == len(b)
         np.testing.assert_allclose(np.sort(b.xyxy, axis=0), np.sort(a.xyxy, axis=0), atol=5e-3)
+
+
+@pytest.mark.parametrize("device", ["tpu"] + ([] if cuda_available() else ["cuda"]))
+def test_cli_device_that_cannot_run_is_a_one_line_error(tmp_path, media_dir, device):
+    import shutil
+
+    exe = shutil.which("socialtrace") or str(Path(sys.executable).with_name("socialtrace"))
+    done = subprocess.run([exe, "run", str(media_dir / "atd_kitchen.mp4"), "-o", str(tmp_path / "out"),
+                           "--device", device], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stdout + done.stderr
+    message = "expected one of" if device == "tpu" else "CUDA is not available"
+    assert message in done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
