@@ -24,7 +24,9 @@ from pathlib import Path
 
 log = logging.getLogger("socialtrace")
 
-RUNTIMES = ("auto", "openvino", "onnx", "torch")
+# openvino-bf16: the same export computed in bfloat16 where the CPU has the units (OpenVINO's own default
+# there): about 1.8x faster than float32 on AMD EPYC, not bit-equal to PyTorch (benchmarks/README.md)
+RUNTIMES = ("auto", "openvino", "openvino-bf16", "onnx", "torch")
 DEVICES = ("auto", "cpu", "cuda")
 # fastest first on CPU (benchmarks/README.md, "Compiled CPU runtime"): what ``auto`` tries in turn
 CPU_PREFERENCE = ("openvino", "onnx", "torch")
@@ -137,10 +139,10 @@ def exported_model(weights: str | Path, runtime: str, root: Path | None = None) 
     return target
 
 
-def _openvino_full_precision(model, path: Path) -> None:
-    """Recompile an Ultralytics OpenVINO model with float32 inference. On CPUs with bfloat16 units (AMD
-    EPYC with avx512_bf16, Intel with AMX) OpenVINO computes in bfloat16 by default: twice as fast, but a
-    box of zidane.jpg moved by 6 % of the image, enough to change who is detected at the thresholds."""
+def _openvino_precision(model, path: Path, precision: str) -> None:
+    """Recompile an Ultralytics OpenVINO model with ``precision`` (f32 | bf16) inference. On CPUs with
+    bfloat16 units (AMD EPYC with avx512_bf16, Intel with AMX) OpenVINO computes in bfloat16 by default:
+    about twice as fast, but a box of zidane.jpg moved by 6 % of the image, so f32 is the default."""
     import numpy as np
     import openvino as ov
 
@@ -148,7 +150,7 @@ def _openvino_full_precision(model, path: Path) -> None:
     backend = model.predictor.model.backend
     xml = path if path.is_file() else next(path.glob("*.xml"))
     backend.ov_compiled_model = ov.Core().compile_model(
-        str(xml), "CPU", {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": "f32"})
+        str(xml), "CPU", {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": precision})
 
 
 def load_model(weights: str, task: str, *, runtime: str = "auto", device: str = "auto") -> LoadedModel:
@@ -168,10 +170,10 @@ def load_model(weights: str, task: str, *, runtime: str = "auto", device: str = 
         if candidate == "torch":
             break
         try:
-            path = exported_model(weights, candidate)
+            path = exported_model(weights, candidate.split("-")[0])
             model = load_ultralytics(str(path), task)
-            if candidate == "openvino":
-                _openvino_full_precision(model, path)
+            if candidate.startswith("openvino"):
+                _openvino_precision(model, path, "bf16" if candidate.endswith("bf16") else "f32")
         except Exception as exc:  # any exporter / runtime failure: the next runtime, PyTorch at the end
             log.warning("%s runtime unavailable for %s (%s: %s); trying the next", candidate, weights,
                         type(exc).__name__, str(exc).strip().splitlines()[0] if str(exc).strip() else "")
