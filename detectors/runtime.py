@@ -121,14 +121,8 @@ def exported_model(weights: str | Path, runtime: str, root: Path | None = None) 
         kwargs = {"format": runtime, "dynamic": True, "half": False, "imgsz": 640, "verbose": False}
         if runtime == "onnx":
             kwargs["simplify"] = importlib.util.find_spec("onnxslim") is not None
-        quiet = logging.getLogger("ultralytics")
-        level = quiet.level
-        quiet.setLevel(logging.WARNING)  # the exporter's "Predict: yolo predict ..." usage lines
-        try:
-            with contextlib.redirect_stdout(io.StringIO()):
-                made = Path(YOLO(str(copy), task="pose").export(**kwargs))
-        finally:
-            quiet.setLevel(level)
+        with _quiet_ultralytics():  # the exporter's "Predict: yolo predict ..." usage lines
+            made = Path(YOLO(str(copy), task="pose").export(**kwargs))
         try:
             os.rename(made, target)  # atomic; a folder already there (another process won) makes it fail
         except OSError:
@@ -137,6 +131,20 @@ def exported_model(weights: str | Path, runtime: str, root: Path | None = None) 
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return target
+
+
+@contextlib.contextmanager
+def _quiet_ultralytics():
+    """Ultralytics' info lines (export usage hints, "Loading ... for OpenVINO inference") kept off stdout;
+    this module logs which runtime ran instead."""
+    logger = logging.getLogger("ultralytics")
+    level = logger.level
+    logger.setLevel(logging.WARNING)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            yield
+    finally:
+        logger.setLevel(level)
 
 
 def _openvino_precision(model, path: Path, precision: str) -> None:
@@ -171,9 +179,10 @@ def load_model(weights: str, task: str, *, runtime: str = "auto", device: str = 
             break
         try:
             path = exported_model(weights, candidate.split("-")[0])
-            model = load_ultralytics(str(path), task)
-            if candidate.startswith("openvino"):
-                _openvino_precision(model, path, "bf16" if candidate.endswith("bf16") else "f32")
+            with _quiet_ultralytics():
+                model = load_ultralytics(str(path), task)
+                if candidate.startswith("openvino"):
+                    _openvino_precision(model, path, "bf16" if candidate.endswith("bf16") else "f32")
         except Exception as exc:  # any exporter / runtime failure: the next runtime, PyTorch at the end
             log.warning("%s runtime unavailable for %s (%s: %s); trying the next", candidate, weights,
                         type(exc).__name__, str(exc).strip().splitlines()[0] if str(exc).strip() else "")
