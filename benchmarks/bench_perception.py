@@ -69,6 +69,10 @@ def main() -> None:
     parser.add_argument("--fps", type=float, default=2.0)
     parser.add_argument("--detector", default="auto,mediapipe", help="comma-separated: auto | yolo | mediapipe")
     parser.add_argument("--weights", default=None)
+    parser.add_argument("--runtime", default=None,
+                        help="comma-separated YOLO runtimes (auto | openvino | onnx | torch), each run as its own "
+                             "backend interleaved with the others, e.g. torch,auto [default: the config's]")
+    parser.add_argument("--device", default=None, help="auto | cpu | cuda [default: the config's]")
     parser.add_argument("--yolo-input-size", type=int, default=None)
     parser.add_argument("--loop-seconds", type=float, default=60.0)
     parser.add_argument("--without-faint-pass", action="store_true",
@@ -84,11 +88,18 @@ def main() -> None:
     args.media = args.media or find_media_dir()
 
     configs = {}
+    runtimes = args.runtime.split(",") if args.runtime else [None]
     for backend in args.detector.split(","):
-        detector = {"backend": backend} | ({"weights": args.weights} if args.weights else {})
-        if args.yolo_input_size:
-            detector["yolo_input_size"] = args.yolo_input_size
-        configs[backend] = Config().replace(sampling={"fps": args.fps}, detector=detector)
+        for runtime in runtimes if backend != "mediapipe" else [None]:
+            detector = {"backend": backend} | ({"weights": args.weights} if args.weights else {})
+            if args.yolo_input_size:
+                detector["yolo_input_size"] = args.yolo_input_size
+            if runtime:
+                detector["runtime"] = runtime
+            if args.device:
+                detector["device"] = args.device
+            label = f"{backend}/{runtime}" if runtime and len(runtimes) > 1 else backend
+            configs[label] = Config().replace(sampling={"fps": args.fps}, detector=detector)
     first = next(iter(configs))
     for wanted, suffix, detector in ((args.without_faint_pass, "nofaint", {"small_candidate_conf": 1.0}),
                                      (args.without_pair_split, "nopair", {"pair_split_input_size": 0})):
@@ -98,7 +109,8 @@ def main() -> None:
     for label, config in configs.items():
         load_started = time.perf_counter()
         workers[label] = PerceptionWorker(config)
-        print(f"{label}: backend={workers[label].backend} model_load_s={time.perf_counter() - load_started:.2f} fps={args.fps}")
+        runtime = getattr(workers[label].detector, "runtime", "-")
+        print(f"{label}: backend={workers[label].backend} runtime={runtime} model_load_s={time.perf_counter() - load_started:.2f} fps={args.fps}")
     print(f"cpus={os.cpu_count()} OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', '-')} "
           f"load_average={' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
@@ -109,7 +121,7 @@ def main() -> None:
         for worker in workers.values():
             worker(ClipSpec(video_id="warmup", uri=uris[0]))  # compile / first-call costs, not timed
 
-        header = f"{'clip':30s} {'backend':9s} {'video_s':>7s} {'frames':>6s} " + " ".join(f"{s:>7s}" for s in STAGES)
+        header = f"{'clip':30s} {'backend':13s} {'video_s':>7s} {'frames':>6s} " + " ".join(f"{s:>7s}" for s in STAGES)
         print(header + f" {'frames/s':>8s} {'x_real':>6s} {'people':>6s} {'rss_MB':>7s}")
         video = dict.fromkeys(workers, 0.0)
         wall = dict.fromkeys(workers, 0.0)
@@ -124,7 +136,7 @@ def main() -> None:
                 n_people = len(set(result.tracks.column("person_id").to_pylist()))
                 stages = " ".join(f"{result.timings.get(s, 0.0):7.2f}" for s in STAGES)
                 print(
-                    f"{Path(uri).name[:30]:30s} {label:9s} {info.duration_s:7.2f} {result.n_frames:6d} {stages} "
+                    f"{Path(uri).name[:30]:30s} {label:13s} {info.duration_s:7.2f} {result.n_frames:6d} {stages} "
                     f"{result.n_frames / seconds:8.2f} {info.duration_s / seconds:6.2f} {n_people:6d} {peak_rss_mb():7.0f}",
                     flush=True,
                 )

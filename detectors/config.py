@@ -26,6 +26,10 @@ class DetectorConfig:
     # (tvhid_highfive_0018's woman), while large people alone never leave such boxes; the frame keeps
     # its large people's boxes from the usual input. 1.0 = off
     small_candidate_conf: float = 0.1
+    # ...and so is each frame where the usual input finds nobody at person_conf: a crowd seen from afar
+    # (opencv_vtest at 25.5-35.5 s: 4-6 walkers, none found at 640 and no faint candidate either, 2-4 at 960)
+    # leaves nothing at 640 for the two rules above to start from. Costs one larger look per empty frame
+    small_people_when_empty: bool = True
     # a box this wide for its height (pixels) may hold two people, one just behind the other, boxed as one
     # with one skeleton: it is cropped (with this margin of its size on each side: the pair box often cuts
     # off the second person's head), detected again at this input size (the crop is upsampled) and
@@ -50,7 +54,11 @@ class DetectorConfig:
     object_weights: str = ""
     object_conf: float = 0.35  # minimum object detection confidence kept
     object_input_size: int = 640  # network input side for the object model (pixels, multiple of 32)
-    device: str = ""  # "" lets the backend choose (GPU when present)
+    device: str = ""  # auto | cpu | cuda (or cuda:N); "" = auto: the GPU when torch sees one
+    # where YOLO runs on CPU: auto = the fastest installed export of the .pt weights (OpenVINO, then ONNX
+    # Runtime, made once and cached by the weights' hash: detectors/runtime.py), else PyTorch; on a GPU
+    # always PyTorch. openvino | onnx | torch force one (an impossible export falls back to PyTorch)
+    runtime: str = "auto"
     mediapipe_search_passes: int = 1  # pose passes over the frame minus people found (back views)
     # that search runs on every frame while it finds someone, otherwise once per this interval
     search_interval_seconds: float = 1.0

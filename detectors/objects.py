@@ -9,7 +9,8 @@ import numpy as np
 
 from detectors.base import check_frames
 from detectors.config import DetectorConfig
-from detectors.yolo_backend import _pick_device, inference_size, load_ultralytics
+from detectors.runtime import resolve_device
+from detectors.yolo_backend import inference_size, load_ultralytics
 
 PERSON_LABEL = "person"  # people come from the pose model, with identities
 
@@ -61,7 +62,7 @@ class ObjectDetector:
             raise ValueError(f"{config.object_weights}: object weights file not found (socialtrace never downloads weights)")
         self.config = config
         self.model = load_ultralytics(str(local), "detect")
-        self.device = _pick_device(config.device)
+        self.device = resolve_device(config.device)
         names = self.model.names
         self.names = [names[k] for k in sorted(names)] if isinstance(names, dict) else list(names)
         self.classes = object_classes(self.names)

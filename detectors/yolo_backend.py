@@ -13,15 +13,8 @@ from detectors.observation import FrameObservations
 from detectors.pair_split import without_pair_boxes
 from detectors.person_pool import PersonPool
 from detectors.refine import KEYPOINT_MIN_SCORE, PersonRefiner
+from detectors.runtime import load_model
 from detectors.config import DetectorConfig, GazeConfig, PointingConfig
-
-
-def _pick_device(requested: str) -> str:
-    if requested:
-        return requested
-    import torch
-
-    return "cuda:0" if torch.cuda.is_available() else "cpu"
 
 
 class YoloPoseDetector:
@@ -36,8 +29,8 @@ class YoloPoseDetector:
     ) -> None:
         self.config = config
         self.weights = weights or config.weights
-        self.model = load_ultralytics(self.weights, "pose")
-        self.device = _pick_device(config.device)
+        loaded = load_model(self.weights, "pose", runtime=config.runtime, device=config.device)
+        self.model, self.runtime, self.device = loaded.model, loaded.runtime, loaded.device
         # face mesh and hands run per person on crops, one MediaPipe model set per thread
         self.pool = PersonPool(threads, MediaPipeModels)
         self.refiners = [PersonRefiner(gaze, pointing, hand_model=config.hand_model, models=m) for m in self.pool.model_sets]
@@ -61,9 +54,12 @@ class YoloPoseDetector:
             crowd = len(heights) and float(np.median(heights)) < self.config.small_person_height
             if crowd:
                 results = self._predict(batch, self.config.yolo_small_people_input_size)
-            # frames where a faint small person stands among large ones (who keep the median up)
+            # frames where a faint small person stands among large ones (who keep the median up), and
+            # frames where nobody was found at all (a far crowd may leave not even a faint candidate):
+            # one larger-input call for all of them
             faint = [] if crowd else [k for k, (c, h) in enumerate(boxes)
-                                      if np.any((h < self.config.small_person_height) & (c >= self.config.small_candidate_conf))]
+                                      if np.any((h < self.config.small_person_height) & (c >= self.config.small_candidate_conf))
+                                      or (self.config.small_people_when_empty and not np.any(c >= self.config.person_conf))]
             larger = dict(zip(faint, self._predict([batch[k] for k in faint], self.config.yolo_small_people_input_size))) if faint else {}
             found = []
             for k, (frame, result) in enumerate(zip(batch, results)):

@@ -148,6 +148,7 @@ def run(
     weights: Optional[str] = typer.Option(None, help="YOLO-pose weights: a path, an Ultralytics name, or yolo11n-pose.yaml for an untrained model (no download)."),
     object_weights: Optional[str] = typer.Option(None, "--object-weights", help="Ultralytics detection model (a local file, e.g. COCO yolo11n.pt) run alongside to fill OUT/objects/ so gaze and pointing can target objects by class name; off by default. A *.yaml builds an untrained model (plumbing tests)."),
     tracker: Optional[Tracker] = typer.Option(None, help="Ultralytics tracker used within each shot \\[default: bytetrack]."),
+    device: Optional[str] = typer.Option(None, "--device", help="Where YOLO runs: auto (CUDA when available), cpu or cuda; decoding and MediaPipe stay on CPU threads \\[default: auto]."),
     executor: Optional[Executor] = typer.Option(None, help="local = in this process; ray = a pool of Ray actors (a local Ray instance started on demand, or --ray-address). auto = local for one video, Ray for more. \\[default: auto]"),
     ray_address: Optional[str] = typer.Option(None, help="Join this Ray cluster (e.g. auto, or ray://host:10001) instead of starting a local instance."),
     workers: Optional[int] = typer.Option(None, min=1, help="Perception actors (Ray) \\[default: one per CPU core]."),
@@ -183,6 +184,14 @@ def run(
         overrides.setdefault("detector", {})["object_weights"] = object_weights
     if tracker is not None:
         overrides.setdefault("tracking", {})["tracker"] = tracker.value
+    if device is not None:
+        from detectors.runtime import resolve_device
+
+        try:
+            resolve_device(device)
+        except ValueError as exc:
+            _fail(str(exc))
+        overrides.setdefault("detector", {})["device"] = "" if device.strip().lower() == "auto" else device.strip().lower()
     if executor is not None:
         overrides.setdefault("run", {})["executor"] = executor.value
     if workers is not None:

@@ -288,11 +288,14 @@ def test_closing_a_detector_stops_its_model_threads(media_dir):
     assert done.returncode == 0, done.stderr[-2000:]
     cycles = [line.split()[1:] for line in done.stdout.splitlines() if line.startswith("CYCLE")]
     assert len(cycles) == 6
-    after_close = [int(cycle[-1]) for cycle in cycles]
     for backend, *people, running, closed in cycles:
         assert "2, 2" in " ".join(people), (backend, people)  # both kitchen people found: the models ran
         assert int(running) - int(closed) >= 6, cycles  # the open detector's threads are counted...
-    assert max(after_close) - min(after_close) <= 2, cycles  # ...and gone once it is closed
+    # ...and gone once it is closed. The YOLO cycles leave OpenVINO's thread pool (one per process, made
+    # by the first compiled model, reused by the next) running, so each backend is compared with itself
+    for backend in {cycle[0] for cycle in cycles}:
+        left = [int(cycle[-1]) for cycle in cycles if cycle[0] == backend]
+        assert max(left) - min(left) <= 2, cycles
 
 
 @pytest.mark.slow
