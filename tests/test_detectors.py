@@ -191,7 +191,7 @@ def test_backend_selection(tmp_path, caplog):
         resolve_backend(DetectorConfig(backend="auto", weights=str(tmp_path / "missing.pt")))
     with pytest.raises(ValueError, match="unknown detector backend"):
         resolve_backend(DetectorConfig(backend="openpose"))
-    with caplog.at_level(logging.INFO, logger="socialtrace"), closing(detector_for(missing)) as detector:
+    with caplog.at_level(logging.DEBUG, logger="socialtrace"), closing(detector_for(missing)) as detector:
         assert detector.name == "mediapipe" and "mediapipe" in caplog.text
 
 
