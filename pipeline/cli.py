@@ -230,8 +230,9 @@ def run(
     chosen = config.run.executor
     if chosen == "auto":
         chosen = "local" if len(plan.todo) <= 1 and ray_address is None else "ray"
-    log.info("%s: %d to process, %d already done (config %s); executor: %s",
-             plural(len(videos), "input video"), len(plan.todo), len(plan.done) + len(plan.kept), config.hash(), chosen)
+    log.info("%s: %d to process, %d already done%s (config %s); executor: %s",
+             plural(len(videos), "input video"), len(plan.todo), len(plan.done) + len(plan.kept),
+             f", {len(rejected)} unreadable" if rejected else "", config.hash(), chosen)
     for video, stage, command in plan.kept:
         log.warning("%s: keeping its %s tables from `socialtrace %s`, made with other settings than this "
                     "command's; `socialtrace %s %s` or --overwrite replaces them", video.video_id, stage, command,
@@ -267,7 +268,7 @@ def run(
                     except PerceptionStartupError as exc:
                         state = "failed"
                         _fail(str(exc), code=1)
-            elif not plan.rederive:
+            elif not plan.rederive and not rejected:
                 log.info("nothing to do: every input already has an ok status for config %s (use --overwrite to redo)",
                          config.hash())
             state = "finished"

@@ -28,6 +28,7 @@ from typing import Optional
 import numpy as np
 import pyarrow as pa
 
+from pipeline.plurals import plural
 from pipeline.schema import FRAME_LABEL_SPLITS, FRAME_LABELS_SCHEMA
 from pipeline.storage import OutputStore
 
@@ -163,7 +164,7 @@ def readme(table: pa.Table) -> str:
         "",
         "## Class balance",
         "",
-        f"{table.num_rows} rows, {len(set(table.column('video_id').to_pylist()))} videos.",
+        f"{plural(table.num_rows, 'row')}, {plural(len(set(table.column('video_id').to_pylist())), 'video')}.",
         "",
     ]
     for column, null_name in (("split", ""), ("gaze_target_type", ""), ("in_eye_contact", "unknown"),

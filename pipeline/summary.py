@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pipeline.annotate import person_label
+from pipeline.plurals import plural
 from qa_gen.blind_baselines import leave_one_video_out
 from qa_gen.wording import describe_row
 from pipeline.storage import OutputStore
@@ -288,7 +289,7 @@ def _num(value: Optional[float], digits: int = 1) -> str:
 def print_run_summary(summary: Mapping[str, Any], console: Console) -> None:
     """Rich tables of ``summarize_run``'s result."""
     clips = summary["clips"]
-    console.print(f"[bold]{summary['out']}[/]: {clips['total']} clip(s), [green]{clips['ok']} ok[/], "
+    console.print(f"[bold]{summary['out']}[/]: {plural(clips['total'], 'clip')}, [green]{clips['ok']} ok[/], "
                   f"[red]{clips['failed']} failed[/], {clips['skipped']} skipped; sampled at {summary['fps']:g} fps; "
                   f"{summary['events_total']} events, {summary['qa_total']} QA items")
 
@@ -306,7 +307,7 @@ def print_run_summary(summary: Mapping[str, Any], console: Console) -> None:
     console.print(table)
     run = summary.get("run") or {}
     if run.get("state", "finished") != "finished":
-        done = f": {run['inputs_finished']} of its {run['inputs']} input(s) have a status" if run.get("inputs") else ""
+        done = f": {run['inputs_finished']} of its {plural(run['inputs'], 'input')} have a status" if run.get("inputs") else ""
         state = "was interrupted" if run["state"] == "interrupted" else "has not finished (still running, or killed)"
         console.print(f"[yellow]the latest run {state}{done}; the tables hold what finished; rerun the same "
                       f"command to resume[/]")

@@ -98,6 +98,8 @@ def test_files_that_cannot_be_video_fail_before_models_load(tmp_path):
     assert statuses["empty"]["status"] == "failed" and "empty file (0 bytes)" in statuses["empty"]["error"]
     assert statuses["notes"]["status"] == "failed" and str(vids / "notes.mp4") in statuses["notes"]["error"]
     assert "0 ok, 2 failed, 0 skipped" in done.stderr
+    # the plan says what became of them, never that everything was already done
+    assert "0 to process, 0 already done, 2 unreadable" in done.stderr and "nothing to do" not in done.stderr
 
 
 def test_help_shows_no_bool_after_flags():

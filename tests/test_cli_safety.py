@@ -246,7 +246,7 @@ def test_an_interrupted_run_is_inspectable_and_the_console_is_quiet(first_run, t
     assert summary["run"] == {"state": "running", "inputs": 2, "inputs_finished": 1}
     assert summary["clips"]["ok"] == 1 and summary["qa_total"] > 0
     shown = CliRunner().invoke(app, ["inspect", str(out)], env={"COLUMNS": "200"})
-    assert "has not finished" in shown.output and "1 of its 2 input(s)" in shown.output
+    assert "has not finished" in shown.output and "1 of its 2 inputs" in shown.output
 
     # models ran in that process (the first clip finished) and said nothing on the console
     assert stderr.count("detector: ") == 1 and "detector backend: " not in stderr  # said once, by the CLI
