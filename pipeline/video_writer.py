@@ -17,16 +17,24 @@ import numpy as np
 H264_ENCODERS = ("libx264", "h264", "libopenh264", "h264_nvenc", "h264_qsv", "h264_amf", "h264_v4l2m2m")
 
 
-def h264_encoder() -> str:
-    """The best H.264 encoder this PyAV build has (libx264 when present)."""
-    for name in H264_ENCODERS:
+def usable_encoder(names) -> str | None:
+    """The first of the codec ``names`` this PyAV build can encode with, or None."""
+    for name in names:
         if name in av.codecs_available:
             try:
                 av.codec.Codec(name, "w")
                 return name
             except Exception:  # listed but not usable for encoding in this build
                 continue
-    raise RuntimeError("this PyAV build has no H.264 encoder (looked for " + ", ".join(H264_ENCODERS) + ")")
+    return None
+
+
+def h264_encoder() -> str:
+    """The best H.264 encoder this PyAV build has (libx264 when present)."""
+    name = usable_encoder(H264_ENCODERS)
+    if name is None:
+        raise RuntimeError("this PyAV build has no H.264 encoder (looked for " + ", ".join(H264_ENCODERS) + ")")
+    return name
 
 
 class H264Writer:

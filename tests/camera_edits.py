@@ -17,6 +17,8 @@ import av
 import cv2
 import numpy as np
 
+from pipeline.video_writer import usable_encoder
+
 # the edits the invariance tests and benchmarks/bench_invariance.py make, by the suffix their files get
 EDITS = ("mirror", "half")
 # near-lossless: the edit under test is the flip or the resize, not a second round of compression
@@ -24,14 +26,10 @@ _CRF = 16
 
 
 def _encoder() -> str:
-    for name in ("libx264", "mpeg4"):
-        if name in av.codecs_available:
-            try:
-                av.codec.Codec(name, "w")
-                return name
-            except Exception:  # listed but not usable for encoding in this build
-                continue
-    raise RuntimeError("this PyAV build has neither libx264 nor mpeg4 to encode camera edits with")
+    name = usable_encoder(("libx264", "mpeg4"))
+    if name is None:
+        raise RuntimeError("this PyAV build has neither libx264 nor mpeg4 to encode camera edits with")
+    return name
 
 
 def _even(n: float) -> int:
