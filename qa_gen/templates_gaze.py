@@ -58,13 +58,16 @@ def t1_gaze_target(ctx: VideoContext) -> Iterator[Candidate]:
         rng = ctx.rng("T1.target", e.event_id)
         seen = ctx.looked_at(e.actor, a, b)
         correct = target_phrase(e.target, e.actor)
-        # one false option of each other kind (face, hands, own hands, object, camera) before a second of
-        # any kind: with answer kinds balanced, neither the kind nor the length of an option gives it away
+        # one false option of each kind (face, hands, own hands, object, camera) before a second of any
+        # kind, the key's own kind included: otherwise, where several people are present, the key is the
+        # one option of its kind among three of another ("Person 2" among three people's hands) and a
+        # model picks it without watching
         by_kind: dict[str, list[str]] = {}
         for t in _target_pool(ctx, a, b, e.actor):
             if t.key not in seen:
                 by_kind.setdefault(target_class(t, e.actor), []).append(target_phrase(t, e.actor))
-        kinds = sorted(k for k in by_kind if k != target_class(e.target, e.actor))
+        by_kind = {k: [p for p in v if p != correct] for k, v in by_kind.items()}
+        kinds = sorted(k for k, v in by_kind.items() if v)
         rng.shuffle(kinds)
         firsts = [rng.choice(by_kind[k]) for k in kinds]
         distractors = pick_distractors(rng, firsts, [p for v in by_kind.values() for p in v], correct)
