@@ -19,6 +19,7 @@ import logging
 import os
 import shutil
 import tempfile
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -118,10 +119,13 @@ def exported_model(weights: str | Path, runtime: str, root: Path | None = None) 
     try:
         copy = scratch / weights.name  # the exporter writes next to the weights it reads
         shutil.copyfile(weights, copy)
-        kwargs = {"format": runtime, "dynamic": True, "half": False, "imgsz": 640, "verbose": False}
+        kwargs = {"format": runtime, "dynamic": True, "imgsz": 640, "verbose": False}  # float32: no quantize
         if runtime == "onnx":
             kwargs["simplify"] = importlib.util.find_spec("onnxslim") is not None
-        with _quiet_ultralytics():  # the exporter's "Predict: yolo predict ..." usage lines
+        log.info("exporting %s to %s, once (cached in %s)", weights.name, runtime, target.parent)
+        # the exporter's "Predict: yolo predict ..." usage lines, and torch's tracing deprecation warnings
+        with _quiet_ultralytics(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
             made = Path(YOLO(str(copy), task="pose").export(**kwargs))
         try:
             os.rename(made, target)  # atomic; a folder already there (another process won) makes it fail
