@@ -161,6 +161,9 @@ def check_events(events: list[Event], duration: float, tracks: Optional[pa.Table
             parent = by_id.get(p)
             if parent and not (parent.start - _EPS <= e.start and e.end <= parent.end + _EPS):
                 flag(e, f"events: {e.event_type} {e.event_id} ({_span(e)}) lies outside its parent {p} ({_span(parent)})")
+    if tracks is not None:
+        for e, why in check_cuts(events, tracks):
+            flag(e, why)
     # an event must not cite a missing or rule-breaking parent (in id order: a chain of citations propagates)
     for e in sorted(events, key=lambda x: x.event_id):
         for p in e.parents:
@@ -168,10 +171,6 @@ def check_events(events: list[Event], duration: float, tracks: Optional[pa.Table
                 flag(e, f"events: {e.event_type} {e.event_id} ({_span(e)}) cites a missing parent {p}")
             elif p in bad:
                 flag(e, f"events: {e.event_type} {e.event_id} ({_span(e)}) cites rule-breaking parent {p}")
-    if tracks is not None:
-        for line in check_cuts(events, tracks):
-            event_id = int(line.split()[2])
-            bad.setdefault(event_id, line)
     return [bad[k] for k in sorted(bad)]
 
 
@@ -186,8 +185,9 @@ def cut_times(tracks: pa.Table) -> list[float]:
     return sorted(t for shot, t in first.items() if shot != min(first))
 
 
-def check_cuts(events: list[Event], tracks: pa.Table) -> list[str]:
-    """Events that run across a cut with one of their people not seen on one side of it (module doc)."""
+def check_cuts(events: list[Event], tracks: pa.Table) -> list[tuple[Event, str]]:
+    """(event, why) of each event that runs across a cut with one of its people not seen on one side of it
+    (module doc)."""
     cuts = cut_times(tracks)
     if not cuts:
         return []
@@ -203,8 +203,8 @@ def check_cuts(events: list[Event], tracks: pa.Table) -> list[str]:
                        if not (any(e.start - _EPS <= t < cut - _EPS for t in seen.get(p, ()))
                                and any(cut - _EPS <= t < e.end - _EPS for t in seen.get(p, ())))]
             if missing:
-                problems.append(f"events: {e.event_type} {e.event_id} ({_span(e)}) runs across the cut at {cut:.2f} s "
-                                f"but Person {missing[0]} is not seen on both sides of it")
+                problems.append((e, f"events: {e.event_type} {e.event_id} ({_span(e)}) runs across the cut at "
+                                    f"{cut:.2f} s but Person {missing[0]} is not seen on both sides of it"))
                 break
     return problems
 
