@@ -44,7 +44,8 @@ __all__ = ["PerceptionWorker", "VideoError", "build_identities_table", "build_ob
 
 log = logging.getLogger("socialtrace")
 
-# PySceneDetect's AdaptiveDetector judges frame k once it has seen frames k+1 and k+2 (window_width 2)
+# a segment decodes this many sampling steps past its end for the shot detector alone: it judges a frame
+# once it has seen the next ShotDetector.WINDOW decoded frames, which two steps cover at any native rate
 SHOT_LOOKAHEAD_FRAMES = 2
 # pipeline.video's tolerance for "at or after an instant" (pts rounding)
 _PTS_EPSILON_S = 1e-3

@@ -13,6 +13,7 @@ other face seen beside the other side (tracking/stitching.py).
 """
 from __future__ import annotations
 
+import time
 from typing import Optional
 
 import cv2
@@ -65,8 +66,6 @@ class FaceBank:
         found = [(self._chips[r][0], r) for r in rows if r in self._chips]
         result = None
         if found:
-            import time
-
             best = sorted(found, key=lambda f: (-f[0], f[1]))[: self.chips_per_tracklet]
             chips = [cv2.imdecode(np.frombuffer(self._chips[r][1], np.uint8), cv2.IMREAD_UNCHANGED) for _, r in best]
             started = time.perf_counter()

@@ -212,14 +212,20 @@ def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig,
     return True
 
 
+def _no_rival_beside(groups: list[_Group], i: int, j: int, rival) -> bool:
+    """Whether no one seen beside group j (sharing a frame with it) is, by ``rival(i, k)``, as close to group
+    i as j is, and the same the other way round."""
+    for near, far in ((i, j), (j, i)):
+        for k, other in enumerate(groups):
+            if k not in (i, j) and other.frames & groups[far].frames and rival(near, k):
+                return False
+    return True
+
+
 def _closest_in_colour(groups: list[_Group], distances: np.ndarray, i: int, j: int) -> bool:
     """Whether groups i and j are closer in colour to each other than either is to anyone seen beside the
     other (sharing a frame with it): a change of light between shots moves everyone's colours alike."""
-    for near, far in ((i, j), (j, i)):
-        for k, other in enumerate(groups):
-            if k not in (i, j) and other.frames & groups[far].frames and not distances[near, k] > distances[i, j]:
-                return False
-    return True
+    return _no_rival_beside(groups, i, j, lambda near, k: not distances[near, k] > distances[i, j])
 
 
 def _closest_face(groups: list[_Group], group_face, i: int, j: int) -> float:
@@ -228,13 +234,9 @@ def _closest_face(groups: list[_Group], group_face, i: int, j: int) -> float:
     distance = face_distance(group_face(groups[i]), group_face(groups[j]))
     if np.isnan(distance):
         return distance
-    for near, far in ((i, j), (j, i)):
-        for k, other in enumerate(groups):
-            # a rival without a face (NaN) is no rival
-            if k not in (i, j) and other.frames & groups[far].frames and (
-                    face_distance(group_face(groups[near]), group_face(other)) <= distance):
-                return float("nan")
-    return distance
+    # a rival without a face (NaN) is no rival
+    rival = lambda near, k: face_distance(group_face(groups[near]), group_face(groups[k])) <= distance  # noqa: E731
+    return distance if _no_rival_beside(groups, i, j, rival) else float("nan")
 
 
 def stitch_tracklets(tracklets: list[Tracklet], config: TrackingConfig,
