@@ -31,7 +31,7 @@ log = logging.getLogger("socialtrace")
 
 PACKAGES_RECORDED = (
     "socialtrace", "numpy", "pyarrow", "av", "opencv-python", "opencv-contrib-python", "mediapipe",
-    "ultralytics", "torch", "numba", "ray", "scenedetect", "supervision",
+    "ultralytics", "torch", "numba", "ray", "openvino", "dlib-bin", "supervision",
 )
 
 

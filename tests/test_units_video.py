@@ -1,7 +1,7 @@
 """QA units on real footage.
 
 A "film" built here by concatenating the shared clips (looped, so it is long enough for two units; the
-cuts between clips are real): PySceneDetect finds its shots, tracks of the kitchen segments come from
+cuts between clips are real): the shot detector finds its shots, tracks of the kitchen segments come from
 that clip's ground-truth head boxes, events are written for them, and QA + both exports run through
 the product code. Checked: units within the bounds and made of whole shots, one labelled clip per unit
 decoded from the film once, each clip starting at its unit's start, item times that point at the
@@ -138,7 +138,7 @@ def test_the_films_cuts_are_found_and_units_are_runs_of_whole_shots(film):
     boundaries = [start for _, start, _ in film["segments"][1:]]
     starts = [s.start for s in film["shots"][1:]]
     # cuts are found at clip boundaries (the first sampled frame after one) and nowhere else; at 2 fps
-    # PySceneDetect misses some cuts between these 2-3 s clips (a missed cut only makes a longer shot)
+    # a missed cut between these 2-3 s clips only makes a longer shot
     found = [b for b in boundaries if any(0 <= s - b < 1 / FPS + 1e-6 for s in starts)]
     assert len(found) >= 0.7 * len(boundaries), (len(found), len(boundaries))
     assert all(any(0 <= s - b < 1 / FPS + 1e-6 for b in boundaries) for s in starts)
