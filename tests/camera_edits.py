@@ -32,6 +32,21 @@ def _encoder() -> str:
     return name
 
 
+def near_lossless_stream(sink, size: tuple[int, int], rate, time_base):
+    """A yuv420p video stream of ``size`` (w, h) in the output container ``sink``, frames stamped in
+    ``time_base``, encoded near-losslessly (libx264 crf 16, or mpeg4 at qscale 2)."""
+    encoder = _encoder()
+    stream = sink.add_stream(encoder, rate=rate)
+    stream.width, stream.height = size
+    stream.pix_fmt = "yuv420p"
+    stream.time_base = time_base
+    stream.codec_context.time_base = time_base
+    stream.options = {"crf": str(_CRF), "preset": "veryfast"} if encoder == "libx264" else {"qscale": "2"}
+    if encoder == "mpeg4":
+        stream.codec_context.qscale = 2
+    return stream
+
+
 def _even(n: float) -> int:
     """yuv420p needs even sizes."""
     return max(2, int(round(n / 2.0)) * 2)
@@ -48,18 +63,10 @@ def edit_clip(src: str | Path, dst: str | Path, transform: Callable[[np.ndarray]
         time_base = in_stream.time_base or Fraction(1, 90000)
         rate = in_stream.average_rate or in_stream.guessed_rate or Fraction(25, 1)
         width, height = size(in_stream.codec_context.width, in_stream.codec_context.height)
-        encoder = _encoder()
-        out_stream = sink.add_stream(encoder, rate=rate)
-        out_stream.width, out_stream.height = _even(width), _even(height)
-        out_stream.pix_fmt = "yuv420p"
-        out_stream.time_base = time_base
-        out_stream.codec_context.time_base = time_base
+        out_stream = near_lossless_stream(sink, (_even(width), _even(height)), rate, time_base)
         sar = in_stream.sample_aspect_ratio
         if sar is not None and sar > 0:
             out_stream.codec_context.sample_aspect_ratio = sar
-        out_stream.options = {"crf": str(_CRF), "preset": "veryfast"} if encoder == "libx264" else {"qscale": "2"}
-        if encoder == "mpeg4":
-            out_stream.codec_context.qscale = 2
         last_pts = None
         for frame in source.decode(in_stream):
             if frame.pts is None or (last_pts is not None and frame.pts <= last_pts):

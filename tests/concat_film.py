@@ -17,7 +17,7 @@ import av
 import cv2
 import numpy as np
 
-from tests.camera_edits import _encoder
+from tests.camera_edits import near_lossless_stream
 
 _TIME_BASE = Fraction(1, 90000)
 _RATE = Fraction(30, 1)
@@ -48,15 +48,7 @@ def concat_clips(sources: Sequence[str | Path], dst: str | Path,
     offset = 0.0  # where the next clip starts in the film, seconds
     last_pts = -1
     with av.open(str(dst), mode="w") as sink:
-        encoder = _encoder()
-        stream = sink.add_stream(encoder, rate=_RATE)
-        stream.width, stream.height = size
-        stream.pix_fmt = "yuv420p"
-        stream.time_base = _TIME_BASE
-        stream.codec_context.time_base = _TIME_BASE
-        stream.options = {"crf": "16", "preset": "veryfast"} if encoder == "libx264" else {"qscale": "2"}
-        if encoder == "mpeg4":
-            stream.codec_context.qscale = 2
+        stream = near_lossless_stream(sink, size, _RATE, _TIME_BASE)
         for src in sources:
             with av.open(str(src)) as source:
                 in_stream = source.streams.video[0]
