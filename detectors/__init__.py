@@ -111,18 +111,20 @@ def resolve_backend(config: DetectorConfig) -> tuple[str, str]:
 
 
 def create_detector(
-    config: DetectorConfig, gaze: GazeConfig, pointing: PointingConfig, *, fps: float, max_side: int, threads: int
+    config: DetectorConfig, gaze: GazeConfig, pointing: PointingConfig, *, fps: float, max_side: int, threads: int,
+    inference_threads: int = 0,
 ) -> PersonDetector:
     """The person detector ``config`` asks for (``auto`` = YOLO bodies + MediaPipe refinement when the
     weights are local, else MediaPipe only), refining gaze and pointing with ``gaze`` and ``pointing``. ``fps`` is the sampling rate
     of the frames it will see, ``max_side`` their longest side, ``threads`` how many per-person model
-    threads it may use. Models are created once here; call ``detect`` many times."""
+    threads it may use, ``inference_threads`` (> 0) the threads of the YOLO runtime's own pool (0 = its
+    default). Models are created once here; call ``detect`` many times."""
     backend, reason = resolve_backend(config)
     logger.debug("detector backend: %s (%s)", backend, reason)  # the CLI says it once, after argument checks
     if backend == "yolo":
         from detectors.yolo_backend import YoloPoseDetector
 
-        return YoloPoseDetector(config, gaze, pointing, threads=threads,
+        return YoloPoseDetector(config, gaze, pointing, threads=threads, inference_threads=inference_threads,
                                 weights=str(find_local_weights(config.weights)))
     from detectors.mediapipe_backend import MediaPipeDetector
 

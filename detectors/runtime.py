@@ -151,8 +151,9 @@ def _quiet_ultralytics():
         logger.setLevel(level)
 
 
-def _openvino_precision(model, path: Path, precision: str) -> None:
-    """Recompile an Ultralytics OpenVINO model with ``precision`` (f32 | bf16) inference. On CPUs with
+def _openvino_precision(model, path: Path, precision: str, threads: int = 0) -> None:
+    """Recompile an Ultralytics OpenVINO model with ``precision`` (f32 | bf16) inference on ``threads``
+    CPU threads (0 = OpenVINO's default, every core of the machine). On CPUs with
     bfloat16 units (AMD EPYC with avx512_bf16, Intel with AMX) OpenVINO computes in bfloat16 by default:
     about twice as fast, but a box of zidane.jpg moved by 6 % of the image, so f32 is the default."""
     import numpy as np
@@ -161,13 +162,19 @@ def _openvino_precision(model, path: Path, precision: str) -> None:
     model.predict(np.zeros((64, 64, 3), np.uint8), imgsz=64, device="cpu", verbose=False)  # builds the predictor
     backend = model.predictor.model.backend
     xml = path if path.is_file() else next(path.glob("*.xml"))
-    backend.ov_compiled_model = ov.Core().compile_model(
-        str(xml), "CPU", {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": precision})
+    settings = {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": precision}
+    if threads > 0:
+        # OpenVINO's pool ignores OMP_NUM_THREADS: without this, each of N Ray actors on an N-core node
+        # would start one inference thread per core of the node
+        settings["INFERENCE_NUM_THREADS"] = int(threads)
+    backend.ov_compiled_model = ov.Core().compile_model(str(xml), "CPU", settings)
 
 
-def load_model(weights: str, task: str, *, runtime: str = "auto", device: str = "auto") -> LoadedModel:
+def load_model(weights: str, task: str, *, runtime: str = "auto", device: str = "auto", threads: int = 0) -> LoadedModel:
     """``weights`` loaded on ``runtime`` (auto = the fastest installed CPU runtime whose export works; on a
-    GPU always PyTorch) and ``device``. Only ``*.pt`` files are exported; others load as given."""
+    GPU always PyTorch) and ``device``. Only ``*.pt`` files are exported; others load as given.
+    ``threads`` > 0 caps OpenVINO's inference threads (a Ray actor's share of the node's cores; PyTorch's
+    pool is sized by its caller, ONNX Runtime keeps its default)."""
     from detectors.yolo_backend import load_ultralytics
 
     if runtime not in RUNTIMES:
@@ -186,7 +193,7 @@ def load_model(weights: str, task: str, *, runtime: str = "auto", device: str = 
             with _quiet_ultralytics():
                 model = load_ultralytics(str(path), task)
                 if candidate.startswith("openvino"):
-                    _openvino_precision(model, path, "bf16" if candidate.endswith("bf16") else "f32")
+                    _openvino_precision(model, path, "bf16" if candidate.endswith("bf16") else "f32", threads)
         except Exception as exc:  # any exporter / runtime failure: the next runtime, PyTorch at the end
             log.warning("%s runtime unavailable for %s (%s: %s); trying the next", candidate, weights,
                         type(exc).__name__, str(exc).strip().splitlines()[0] if str(exc).strip() else "")

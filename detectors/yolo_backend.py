@@ -25,11 +25,12 @@ class YoloPoseDetector:
 
     def __init__(
         self, config: DetectorConfig, gaze: GazeConfig, pointing: PointingConfig, *,
-        weights: str | None = None, threads: int = 1,
+        weights: str | None = None, threads: int = 1, inference_threads: int = 0,
     ) -> None:
         self.config = config
         self.weights = weights or config.weights
-        loaded = load_model(self.weights, "pose", runtime=config.runtime, device=config.device)
+        loaded = load_model(self.weights, "pose", runtime=config.runtime, device=config.device,
+                            threads=inference_threads)
         self.model, self.runtime, self.device = loaded.model, loaded.runtime, loaded.device
         # face mesh and hands run per person on crops, one MediaPipe model set per thread
         self.pool = PersonPool(threads, MediaPipeModels)

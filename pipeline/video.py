@@ -234,8 +234,10 @@ def iter_frames(
     start_s: float = 0.0,
     end_s: Optional[float] = None,
     on_decoded: Optional[Callable[[float, av.VideoFrame], None]] = None,
+    threads: int = 0,
 ) -> Iterator[SampledFrame]:
     """Decode ``uri`` once and yield the first frame at or after each instant start_s + k / fps.
+    ``threads`` > 0 caps the decoder's threads (0 = FFmpeg's choice, one per core of the machine).
 
     Times come from pts (seconds from the clip start), so variable frame rate is sampled correctly.
     Frames not sampled are never colour-converted; ``on_decoded(t, frame)`` sees every decoded frame of
@@ -252,6 +254,8 @@ def iter_frames(
     with _open_container(uri) as container:
         stream = _video_stream(container, uri)
         stream.thread_type = "AUTO"  # frame + slice threads: decoding dominates at low sampling rates
+        if threads > 0:
+            stream.thread_count = int(threads)
         native_fps = _frame_rate(stream)
         stream_start = _stream_start(stream)
         declared = _declared_duration(container, stream)

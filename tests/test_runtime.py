@@ -159,3 +159,25 @@ def test_cli_device_that_cannot_run_is_a_one_line_error(tmp_path, media_dir, dev
     message = "expected one of" if device == "tpu" else "CUDA is not available"
     assert message in done.stdout + done.stderr
     assert "Traceback" not in done.stdout + done.stderr
+
+
+@needs_weights
+def test_a_thread_share_caps_the_inference_pool_without_changing_results(media_dir):
+    """A Ray actor's share of the node (run.perception_threads) is the OpenVINO pool's size; OpenVINO ignores
+    OMP_NUM_THREADS, so without it every actor of a node would run one inference thread per core. The
+    boxes do not depend on the pool's size."""
+    if not runtime_installed("openvino"):
+        pytest.skip("openvino is not installed")
+    image = _images(media_dir)["zidane"]
+    found = {}
+    for threads in (0, 1):
+        loaded = load_model(str(WEIGHTS), "pose", runtime="openvino", device="cpu", threads=threads)
+        assert loaded.runtime == "openvino"
+        compiled = loaded.model.predictor.model.backend.ov_compiled_model
+        pool = int(compiled.get_property("INFERENCE_NUM_THREADS"))
+        if threads:
+            assert pool == threads
+        result = loaded.model.predict(image, imgsz=640, conf=0.25, classes=[0], device="cpu", verbose=False)[0]
+        found[threads] = YoloPoseDetector.from_ultralytics(result, image.shape[1], image.shape[0])
+    assert len(found[0]) == len(found[1]) >= 2
+    np.testing.assert_allclose(found[1].xyxy, found[0].xyxy, atol=TOLERANCE)
