@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipeline.camera_invariance import InvarianceScore, compare_runs, overall
+from pipeline.camera_invariance import InvarianceScore, RowComparison, compare_runs, overall
 from pipeline.inputs import sanitise_id
 from pipeline.storage import OutputStore
 from pipeline.summary import sampling_fps
@@ -118,6 +118,29 @@ def test_comparison_of_a_run_with_itself_and_its_mirrored_tables(invariance_run)
         mirrored = compare_runs(clip, "mirror", tracks, events, flipped, events, mirrored=True, step_s=0.5)
         assert mirrored.agreement == 1.0 and len(mirrored.events_found) == mirrored.events_original, clip
         assert mirrored.id_map == {p: p for p in set(tracks.column("person_id").to_pylist())}, clip
+
+
+def test_disagreements_are_split_into_contradictions_abstentions_and_unmatched_people():
+    """A disagreement is a contradiction only when both sides name a definite target (elsewhere and the camera
+    included); one side unknown is an abstention; a person on one side only is unmatched. Agreement is unchanged."""
+    def row(kind, target=None):
+        return {"gaze_target_type": kind, "gaze_target_id": target}
+
+    cases = [((row("person", 1), row("person", 1), True), "agrees"),
+             ((row("unknown"), row("unknown"), True), "agrees"),
+             ((row("hands", 0), row("elsewhere"), False), "contradiction"),
+             ((row("camera"), row("person", 2), False), "contradiction"),
+             ((row("person", 1), row("person", 2), False), "contradiction"),
+             ((row("person", 1), row("unknown"), False), "abstention"),
+             ((row(None), row("camera"), False), "abstention"),
+             ((row("camera"), None, False), "unmatched"),
+             ((None, row("camera"), False), "unmatched")]
+    rows = [RowComparison(0, 0.0, 0, 0, a, b, agrees) for (a, b, agrees), _ in cases]
+    assert [r.kind for r in rows] == [kind for _, kind in cases]
+    score = InvarianceScore("clip", "mirror", rows, 0, [], [], [])
+    pooled = overall([score])
+    assert (pooled["agree"], pooled["contradictions"], pooled["abstentions"], pooled["unmatched"]) == (2, 3, 2, 2)
+    assert pooled["agree"] + pooled["contradictions"] + pooled["abstentions"] + pooled["unmatched"] == pooled["rows"]
 
 
 def test_the_same_people_come_out(scores):
