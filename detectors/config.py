@@ -118,6 +118,20 @@ class GazeConfig:
     # that person (a ray on a hand raised beside a face cannot tell the two apart: tvhid_highfive_0018's
     # B watched A's face and read "A's hands"); own hands there are no target; negative = off
     hands_at_face_margin: float = 0.5
+    # decisions that weigh their margin (events.geometry.settle_ambiguous_targets): each target is also read
+    # along the gaze turned by this many degrees left, right, up and down (a face-mesh read; one from body
+    # keypoints has its own, wider figure). A row whose reads disagree (the look grazes a box edge or the
+    # camera cone, or lies between two targets) takes the target of the nearest row of the same person and
+    # shot within settle_seconds that all reads agree on, when that target is among its reads; otherwise it
+    # keeps its own read (ambiguous_abstain: False) or is unknown (True). 0 = hard thresholds as before
+    target_uncertainty_deg: float = 0.0
+    keypoint_target_uncertainty_deg: float = 0.0
+    # ...widened by this many degrees for the share of the eye cues faded out (eye_cue_min_pixels): a face
+    # read from the head pose alone may look anywhere the eyes turn, most often lower (the lids carry
+    # down-looks), so a small face abstains or follows its firm neighbours rather than naming a target
+    faded_eye_uncertainty_deg: float = 0.0
+    settle_seconds: float = 1.0
+    ambiguous_abstain: bool = False
     # a frame's target must be shared by at least half of that person's targets within this many
     # seconds either side, else it is unknown (0 = off). The window never holds less than the
     # neighbouring samples (1.25 sampling steps): at 2 fps a target seen at one instant between two
