@@ -1,13 +1,15 @@
 """Invariance to camera edits (DESIGN.md §10, issue 22): run the shared truth clips and their mirrored and
 half-resolution copies at default settings and print how much of the output comes back.
 
-    python -m benchmarks.bench_invariance [--clips A.mp4,B.avi] [--out DIR] [--media DIR] [--disagreements]
+    python -m benchmarks.bench_invariance [--clips A.mp4,B.avi] [--out DIR] [--media DIR] [--config FILE]
+                                          [--disagreements]
 
 Builds the edits (tests/camera_edits.py) into DIR/edits, runs ``socialtrace run`` once (local executor) over
 the originals and the edits into DIR/out (reused when it already holds them), and prints per clip and edit:
-(frame, person) rows agreeing on the gaze target (pipeline/camera_invariance.py), people matched, original
-events found again and events only the edit has; then the pooled figures per edit. ``--disagreements`` lists
-every row that disagrees with its gaze source, confidence and the change of gaze direction.
+(frame, person) rows agreeing on the gaze target (pipeline/camera_invariance.py), the disagreeing rows by kind
+(contra: both runs name different definite targets; abst: one says unknown; the rest are people seen on one side
+only), people matched, original events found again and events only the edit has; then the pooled figures per
+edit. ``--disagreements`` lists every row that disagrees with its gaze source, confidence and the change of gaze direction.
 """
 from __future__ import annotations
 
@@ -30,15 +32,17 @@ def _fmt(x: float) -> str:
 
 
 def print_scores(scores: list[InvarianceScore], disagreements: bool) -> None:
-    print(f"{'clip':36s} {'edit':6s} {'rows':>5s} {'agree':>6s} {'share':>6s} {'matched':>7s} "
+    print(f"{'clip':36s} {'edit':6s} {'rows':>5s} {'agree':>6s} {'share':>6s} {'contra':>6s} {'abst':>5s} {'matched':>7s} "
           f"{'events':>6s} {'found':>5s} {'share':>6s} {'extra':>5s}")
     for s in scores:
-        print(f"{s.video_id:36s} {s.edit:6s} {s.n_rows:5d} {s.n_agree:6d} {_fmt(s.agreement):>6s} {s.n_matched:7d} "
+        print(f"{s.video_id:36s} {s.edit:6s} {s.n_rows:5d} {s.n_agree:6d} {_fmt(s.agreement):>6s} "
+              f"{s.n_contradictions:6d} {s.n_abstentions:5d} {s.n_matched:7d} "
               f"{s.events_original:6d} {len(s.events_found):5d} {_fmt(s.events_found_share):>6s} {len(s.events_extra):5d}")
     for edit in EDITS:
         pooled = overall([s for s in scores if s.edit == edit])
         if pooled["rows"]:
             print(f"{'all clips':36s} {edit:6s} {pooled['rows']:5d} {pooled['agree']:6d} {_fmt(pooled['agreement']):>6s} "
+                  f"{pooled['contradictions']:6d} {pooled['abstentions']:5d} "
                   f"{'':7s} {pooled['events']:6d} {pooled['events_found']:5d} {_fmt(pooled['events_found_share']):>6s} "
                   f"{pooled['events_extra']:5d}")
     for edit in EDITS:
@@ -53,7 +57,7 @@ def print_scores(scores: list[InvarianceScore], disagreements: bool) -> None:
         for r in s.disagreements():
             a, b = r.original or {}, r.edited or {}
             print(f"  {s.video_id} {s.edit} frame {r.frame_idx} t={r.t:.2f} person {r.original_id}->{r.edited_id}: "
-                  f"{r.why}; source {a.get('gaze_source')}->{b.get('gaze_source')}, conf "
+                  f"{r.why} ({r.kind}); source {a.get('gaze_source')}->{b.get('gaze_source')}, conf "
                   f"{_num(a.get('gaze_conf'))}->{_num(b.get('gaze_conf'))}, dir change "
                   f"{'-' if r.direction_change_deg is None else f'{r.direction_change_deg:.0f} deg'}")
         for e in s.events_missed:
@@ -71,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clips", help="comma-separated clip files of the media folder (default: every annotated clip)")
     parser.add_argument("--out", type=Path, help="work folder (default: a temporary one)")
     parser.add_argument("--media", type=Path, help="shared media folder (default: ../shared/media)")
+    parser.add_argument("--config", help="YAML/JSON config overrides passed to socialtrace run")
     parser.add_argument("--disagreements", action="store_true", help="list every disagreeing row and event")
     args = parser.parse_args(argv)
     media = args.media or find_media_dir()
@@ -83,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
             make_edit(edit, media / clip, work / "edits")
     if not (out / "manifest.parquet").is_file():
         started = time.perf_counter()
-        run_socialtrace([str(media / c) for c in clips] + [str(p) for p in edited.values()], out)
+        run_socialtrace([str(media / c) for c in clips] + [str(p) for p in edited.values()], out,
+                        *(["--config", args.config] if args.config else []))
         print(f"socialtrace run over {len(clips)} clips and {len(edited)} edits: {time.perf_counter() - started:.1f} s wall")
     store = OutputStore(str(out))
     scores = [compare_outputs(store, sanitise_id(Path(clip).stem), store, sanitise_id(path.stem), edit)

@@ -591,6 +591,78 @@ def stable_targets(
     return out_type, out_id
 
 
+def turned_directions(direction: np.ndarray, degrees) -> np.ndarray:
+    """(4, R, 3): each unit camera-frame direction (R, 3) turned by +-``degrees`` (scalar or (R,)) to the
+    left and right (about the camera's y axis) and up and down (about its x axis): reads that an estimate
+    this uncertain could equally have given. NaN rows stay NaN."""
+    d = np.asarray(direction, np.float64).reshape(-1, 3)
+    a = np.radians(np.broadcast_to(np.asarray(degrees, np.float64), (len(d),)))
+    x, y, z = d[:, 0], d[:, 1], d[:, 2]
+    out = np.empty((4, len(d), 3))
+    for k, sign in enumerate((1.0, -1.0)):
+        c, s = np.cos(sign * a), np.sin(sign * a)
+        out[k] = np.stack([x * c + z * s, y, -x * s + z * c], axis=1)  # about y: left / right
+        out[2 + k] = np.stack([x, y * c - z * s, y * s + z * c], axis=1)  # about x: up / down
+    return out
+
+
+def settle_ambiguous_targets(
+    times: np.ndarray,
+    person: np.ndarray,
+    shot: np.ndarray,
+    type_code: np.ndarray,
+    target_id: np.ndarray,
+    alt_code: np.ndarray,
+    alt_id: np.ndarray,
+    window_s: float,
+    abstain: bool = False,
+    unknown_code: int = GAZE_UNKNOWN,
+    direction: np.ndarray | None = None,
+    max_turn_deg=None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Decisions that weigh their margin. ``alt_code`` / ``alt_id`` (K, R) are the targets the same rows get
+    from directions turned within their uncertainty (:func:`turned_directions`); a row is firm when every one
+    of them equals its own (``type_code``, ``target_id``), ambiguous otherwise: its look grazes a box edge or
+    the camera cone, or lies between two targets, and which side wins is detector noise. An ambiguous row
+    takes the target of the nearest firm row of the same person and shot within ``window_s`` seconds (earlier
+    first at equal distance) when that target is one of its own alternatives (hysteresis: the look stays
+    where it clearly was); otherwise it keeps its own read, or becomes ``unknown_code`` with ``abstain``.
+    With ``direction`` (R, 3) and ``max_turn_deg`` (scalar or (R,)), only a neighbour whose gaze is within
+    that angle of the row's is the same look: a head that turned is a new look, whose target a marginal
+    read must not inherit (a glance into the lens between looks at hands). Unknown rows stay unknown and
+    are never firm neighbours. Returns new (type_code, target_id) and the (R,) bool ``firm``."""
+    times = np.asarray(times, np.float64).reshape(-1)
+    person = np.asarray(person, np.int64).reshape(-1)
+    shot = np.asarray(shot, np.int64).reshape(-1)
+    type_code = np.asarray(type_code).reshape(-1)
+    target_id = np.asarray(target_id).reshape(-1)
+    alt_code = np.asarray(alt_code).reshape(-1, len(times))
+    alt_id = np.asarray(alt_id).reshape(-1, len(times))
+    _check_rows(len(times), person=person, shot=shot, type_code=type_code, target_id=target_id)
+    known = type_code != unknown_code
+    firm = known & ((alt_code == type_code) & (alt_id == target_id)).all(axis=0)
+    unit = turn_cos = None
+    if direction is not None and max_turn_deg is not None:
+        unit = np.nan_to_num(np.asarray(direction, np.float64).reshape(len(times), 3))
+        unit = unit / np.maximum(np.linalg.norm(unit, axis=1), 1e-9)[:, None]
+        turn_cos = np.cos(np.radians(np.broadcast_to(np.asarray(max_turn_deg, np.float64), (len(times),))))
+    out_type, out_id = type_code.copy(), target_id.copy()
+    for r in np.flatnonzero(known & ~firm):
+        options = set(zip(alt_code[:, r].tolist(), alt_id[:, r].tolist())) | {(int(type_code[r]), int(target_id[r]))}
+        near = np.flatnonzero(firm & (person == person[r]) & (shot == shot[r])
+                              & (np.abs(times - times[r]) <= window_s + 1e-9))
+        if unit is not None:
+            near = near[unit[near] @ unit[r] >= turn_cos[r] - 1e-12]
+        for n in near[np.lexsort((times[near], np.abs(times[near] - times[r])))].tolist():
+            if (int(type_code[n]), int(target_id[n])) in options:
+                out_type[r], out_id[r] = type_code[n], target_id[n]
+                break
+        else:
+            if abstain:
+                out_type[r], out_id[r] = unknown_code, -1
+    return out_type, out_id, firm
+
+
 def gaze_on_pointed_objects(
     times: np.ndarray,
     frame_index: np.ndarray,

@@ -4,8 +4,12 @@ copy of a clip must give the same people, the same gaze targets and the same eve
 Two runs of one clip, the original and an edit of it sampled at the same instants, are compared frame by
 frame: the people of each sampled frame are matched by head centre (x -> 1 - x for a mirror), then each
 (frame, person) row agrees when its gaze_target_type is the same and, for a person or hands target, the
-target is the matched person. A person seen in one run and not the other disagrees. Each original event is
-found again when the edit has one of the same type, with the matched persons and target, overlapping in time.
+target is the matched person. A person seen in one run and not the other disagrees. A disagreement is one of
+three kinds, counted apart so that a change can be judged by which it trades: a contradiction (both runs name a
+definite target, person / hands / object / camera / elsewhere, and they differ: one of them is wrong), an
+abstention (one run says unknown where the other names a target: no claim is made, none is contradicted) and a
+person seen on one side only. Each original event is found again when the edit has one of the same type, with
+the matched persons and target, overlapping in time.
 ``benchmarks/bench_invariance.py`` prints these per clip; tests/test_camera_invariance.py holds the floors.
 """
 from __future__ import annotations
@@ -37,6 +41,17 @@ class RowComparison:
     edited: Optional[dict]
     agrees: bool
     direction_change_deg: Optional[float] = None  # angle between the two gaze_dirs (the edit's mirrored back)
+
+    @property
+    def kind(self) -> str:
+        """agrees | contradiction (two different definite targets) | abstention (one side unknown) |
+        unmatched (the person is seen on one side only)."""
+        if self.agrees:
+            return "agrees"
+        if self.original is None or self.edited is None:
+            return "unmatched"
+        unknown = [(row.get("gaze_target_type") or "unknown") == "unknown" for row in (self.original, self.edited)]
+        return "abstention" if any(unknown) else "contradiction"
 
     @property
     def why(self) -> str:
@@ -73,6 +88,17 @@ class InvarianceScore:
     @property
     def n_matched(self) -> int:
         return sum(r.original is not None and r.edited is not None for r in self.rows)
+
+    def n_kind(self, kind: str) -> int:
+        return sum(r.kind == kind for r in self.rows)
+
+    @property
+    def n_contradictions(self) -> int:
+        return self.n_kind("contradiction")
+
+    @property
+    def n_abstentions(self) -> int:
+        return self.n_kind("abstention")
 
     @property
     def agreement(self) -> float:
@@ -249,6 +275,10 @@ def overall(scores: list[InvarianceScore]) -> dict[str, float]:
         "rows": rows,
         "agree": sum(s.n_agree for s in scores),
         "agreement": sum(s.n_agree for s in scores) / rows if rows else math.nan,
+        # the disagreements by kind (RowComparison.kind): they add up to rows - agree
+        "contradictions": sum(s.n_contradictions for s in scores),
+        "abstentions": sum(s.n_abstentions for s in scores),
+        "unmatched": sum(s.n_kind("unmatched") for s in scores),
         "events": events,
         "events_found": sum(len(s.events_found) for s in scores),
         "events_found_share": sum(len(s.events_found) for s in scores) / events if events else math.nan,

@@ -279,24 +279,6 @@ def associate_targets(
         object_boxes, object_id, object_frame = object_boxes[claimed], object_id[claimed], object_frame[claimed]
         referent_ids = np.unique(object_id[labels[claimed] == REFERENT_LABEL])
     gaze = config.gaze
-    gaze_code, gaze_id, gaze_point = geometry.assign_gaze_targets(
-        frame_index, merged.gaze_origin, merged.gaze_dir, merged.gaze_conf, person,
-        merged.head_xyxy, person, frame_index, hands, hand_owner, hand_frame,
-        object_boxes, object_id, object_frame,
-        aspect=aspect,
-        cone_half_angle_deg=gaze.cone_half_angle_deg,
-        camera_max_angle_deg=gaze.camera_max_angle_deg,
-        min_conf=gaze.min_conf,
-        reach=gaze.point_reach,
-        max_miss=gaze.target_max_miss,
-        own_hands_min_pitch_deg=gaze.own_hands_min_pitch_deg,
-        hands_at_face_margin=gaze.hands_at_face_margin,
-    )
-    gaze_code, gaze_id = geometry.head_only_targets(
-        gaze_code, gaze_id, merged.gaze_source == GAZE_SOURCE_KEYPOINTS, ~face_keypoints_seen(merged.keypoints),
-        merged.gaze_origin, frame_index, person,
-        merged.head_xyxy, merged.xyxy, aspect=aspect, max_heads=gaze.head_only_max_target_heads,
-    )
     pointing = np.isfinite(merged.point_dir).all(axis=1) & (merged.point_conf > 0)
     point_code, point_id, _ = geometry.assign_point_targets(
         frame_index, merged.point_origin, merged.point_dir, pointing, person,
@@ -305,19 +287,65 @@ def associate_targets(
         aspect=aspect,
         cone_half_angle_deg=config.pointing.cone_half_angle_deg,
     )
-    if times is not None and shot_ids is not None and object_boxes is not None:
-        gaze_code, gaze_id = geometry.gaze_on_pointed_objects(
-            np.asarray(times)[frame_index], frame_index, person, np.asarray(shot_ids)[frame_index], gaze_code, gaze_id,
-            merged.gaze_origin, merged.gaze_dir, point_code, point_id, merged.head_xyxy, person, frame_index,
-            object_boxes, object_id, object_frame, aspect=aspect,
-            max_angle_deg=gaze.pointed_object_max_angle_deg, hold_seconds=gaze.pointed_object_hold_seconds,
+    head_only = merged.gaze_source == GAZE_SOURCE_KEYPOINTS
+    back_view = ~face_keypoints_seen(merged.keypoints)
+    with_times = times is not None and shot_ids is not None
+
+    def gaze_targets(direction: np.ndarray):
+        """(code, id, point) of every row for these gaze directions: the association and the rules on it."""
+        code, ids, point = geometry.assign_gaze_targets(
+            frame_index, merged.gaze_origin, direction, merged.gaze_conf, person,
+            merged.head_xyxy, person, frame_index, hands, hand_owner, hand_frame,
+            object_boxes, object_id, object_frame,
+            aspect=aspect,
+            cone_half_angle_deg=gaze.cone_half_angle_deg,
+            camera_max_angle_deg=gaze.camera_max_angle_deg,
+            min_conf=gaze.min_conf,
+            reach=gaze.point_reach,
+            max_miss=gaze.target_max_miss,
+            own_hands_min_pitch_deg=gaze.own_hands_min_pitch_deg,
+            hands_at_face_margin=gaze.hands_at_face_margin,
         )
-        # a referent's box is the part of a thing the *pointing* ray crossed, not where the gaze lands:
-        # its gaze points stay the measured gaze step, so that gaze-point motion (sudden_gaze_shift)
-        # follows the head and eyes, not which box the look was credited to
-        on_referent = (gaze_code == geometry.GAZE_OBJECT) & np.isin(gaze_id, referent_ids)
-        gaze_point[on_referent] = geometry.gaze_step_points(
-            merged.gaze_origin[on_referent], merged.gaze_dir[on_referent], aspect, gaze.point_reach)
+        code, ids = geometry.head_only_targets(
+            code, ids, head_only, back_view, merged.gaze_origin, frame_index, person,
+            merged.head_xyxy, merged.xyxy, aspect=aspect, max_heads=gaze.head_only_max_target_heads,
+        )
+        if with_times and object_boxes is not None:
+            code, ids = geometry.gaze_on_pointed_objects(
+                np.asarray(times)[frame_index], frame_index, person, np.asarray(shot_ids)[frame_index], code, ids,
+                merged.gaze_origin, direction, point_code, point_id, merged.head_xyxy, person, frame_index,
+                object_boxes, object_id, object_frame, aspect=aspect,
+                max_angle_deg=gaze.pointed_object_max_angle_deg, hold_seconds=gaze.pointed_object_hold_seconds,
+            )
+            # a referent's box is the part of a thing the *pointing* ray crossed, not where the gaze lands:
+            # its gaze points stay the measured gaze step, so that gaze-point motion (sudden_gaze_shift)
+            # follows the head and eyes, not which box the look was credited to
+            on_referent = (code == geometry.GAZE_OBJECT) & np.isin(ids, referent_ids)
+            point[on_referent] = geometry.gaze_step_points(
+                merged.gaze_origin[on_referent], direction[on_referent], aspect, gaze.point_reach)
+        return code, ids, point
+
+    gaze_code, gaze_id, gaze_point = gaze_targets(merged.gaze_dir)
+    faded = 1.0 - np.nan_to_num(merged.gaze_eye_cues, nan=1.0)
+    uncertainty = np.where(head_only, gaze.keypoint_target_uncertainty_deg,
+                           gaze.target_uncertainty_deg + faded * gaze.faded_eye_uncertainty_deg)
+    if with_times and np.any(uncertainty > 0):
+        # the same decisions along directions turned within the read's uncertainty: where they differ, the
+        # margin is inside the noise and the target settles on the look's firm neighbours
+        reads = [gaze_targets(turned.astype(np.float32)) for turned in geometry.turned_directions(merged.gaze_dir, uncertainty)]
+        settled_code, settled_id, _ = geometry.settle_ambiguous_targets(
+            np.asarray(times)[frame_index], person, np.asarray(shot_ids)[frame_index], gaze_code, gaze_id,
+            np.stack([r[0] for r in reads]), np.stack([r[1] for r in reads]), gaze.settle_seconds,
+            abstain=gaze.ambiguous_abstain, direction=merged.gaze_dir, max_turn_deg=uncertainty,
+        )
+        changed = (settled_code != gaze_code) | (settled_id != gaze_id)
+        for k in np.flatnonzero(changed & (settled_code != geometry.GAZE_UNKNOWN)).tolist():
+            # the gaze point of the read that named the settled target
+            for code, ids, point in reads:
+                if code[k] == settled_code[k] and ids[k] == settled_id[k]:
+                    gaze_point[k] = point[k]
+                    break
+        gaze_code, gaze_id = settled_code, settled_id
     if times is not None and shot_ids is not None and gaze.target_stable_seconds > 0:
         gaze_code, gaze_id = geometry.stable_targets(
             np.asarray(times)[frame_index], person, np.asarray(shot_ids)[frame_index], gaze_code, gaze_id,

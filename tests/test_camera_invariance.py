@@ -6,14 +6,14 @@ their two edits each (tests/camera_edits.py, built in tmp); pipeline/camera_inva
 tables with the original's. The issue's targets: mirror >= 0.9 of (frame, person) rows with the same gaze target
 and every event found again; half resolution >= 0.85 and >= 0.8 of events.
 
-GAP: today's code is below those targets; the floors below are set a few rows under what it measures (commit
-cc167cf + this test's commit, 2 fps): mirror 69/95 rows = 0.726, events 16/24; half 64/95 = 0.674, events 13/24.
-Most half-resolution disagreements come from the eye cues fading below gaze.eye_cue_min_pixels (an eye 10-12 px
-wide at full size is 6-8 px at half, so the lid cue of a down-look drops and the look reads 15-22 degrees
-higher: hands -> camera / unknown; with head pose alone these clips measure 82/95 = 0.863 and 19/23 events at half
-resolution); most mirror disagreements are looks a few degrees from a target's edge that
-fall on the other side of it (benchmarks/README.md, "Camera invariance"). Raise the floors toward the targets as
-the gaze work lands.
+GAP: today's code is below those targets; the floors below are set a few rows under what it measures (branch
+invar27, margin-weighed targets gaze.target_uncertainty_deg 8, 2 fps): mirror 69/95 rows = 0.726, events 20/25;
+half 68/95 = 0.716, events 18/25 (hard thresholds: half 61/95, 14/25). Most half-resolution disagreements come
+from the eye cues fading below gaze.eye_cue_min_pixels (an eye 10-12 px wide at full size is 6-8 px at half, so
+the lid cue of a down-look drops and the look reads 15-22 degrees higher: hands -> camera / unknown); most mirror
+contradictions move the gaze 9-69 degrees or switch its source, beyond any uncertainty that keeps the truth rows
+(benchmarks/README.md, "Camera invariance" and "Decisions that weigh their margin"). Raise the floors toward the
+targets as the gaze work lands.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipeline.camera_invariance import InvarianceScore, compare_runs, overall
+from pipeline.camera_invariance import InvarianceScore, RowComparison, compare_runs, overall
 from pipeline.inputs import sanitise_id
 from pipeline.storage import OutputStore
 from pipeline.summary import sampling_fps
@@ -38,8 +38,8 @@ CLIPS = ("tvhid_highfive_0018.avi", "atd_kitchen.mp4", "mmaction2_hug_lab.mp4", 
 
 # the issue's acceptance targets
 TARGET = {"mirror": (0.9, 1.0), "half": (0.85, 0.8)}  # (rows agreeing, events found again)
-# what today's code holds (see the module doc): rows agreeing, events found again, pooled over CLIPS
-FLOOR = {"mirror": (0.68, 14 / 24), "half": (0.63, 11 / 24)}
+# what today's code holds (see the module doc): rows agreeing, events found again (shares), pooled over CLIPS
+FLOOR = {"mirror": (0.68, 0.68), "half": (0.68, 0.6)}
 # the same people: a (frame, person) row of either run has a counterpart in the other
 PEOPLE_MATCHED_FLOOR = 0.9
 
@@ -71,7 +71,8 @@ def scores(invariance_run) -> list[InvarianceScore]:
 
 
 def _report(scores: list[InvarianceScore], edit: str) -> str:
-    lines = [f"{s.video_id}: rows {s.n_agree}/{s.n_rows}, events {len(s.events_found)}/{s.events_original}; "
+    lines = [f"{s.video_id}: rows {s.n_agree}/{s.n_rows} ({s.n_contradictions} contradictions, {s.n_abstentions} "
+             f"abstentions), events {len(s.events_found)}/{s.events_original}; "
              + "; ".join(f"frame {r.frame_idx} person {r.original_id}: {r.why}" for r in s.disagreements()[:4])
              for s in scores if s.edit == edit]
     return "\n".join(lines)
@@ -118,6 +119,29 @@ def test_comparison_of_a_run_with_itself_and_its_mirrored_tables(invariance_run)
         mirrored = compare_runs(clip, "mirror", tracks, events, flipped, events, mirrored=True, step_s=0.5)
         assert mirrored.agreement == 1.0 and len(mirrored.events_found) == mirrored.events_original, clip
         assert mirrored.id_map == {p: p for p in set(tracks.column("person_id").to_pylist())}, clip
+
+
+def test_disagreements_are_split_into_contradictions_abstentions_and_unmatched_people():
+    """A disagreement is a contradiction only when both sides name a definite target (elsewhere and the camera
+    included); one side unknown is an abstention; a person on one side only is unmatched. Agreement is unchanged."""
+    def row(kind, target=None):
+        return {"gaze_target_type": kind, "gaze_target_id": target}
+
+    cases = [((row("person", 1), row("person", 1), True), "agrees"),
+             ((row("unknown"), row("unknown"), True), "agrees"),
+             ((row("hands", 0), row("elsewhere"), False), "contradiction"),
+             ((row("camera"), row("person", 2), False), "contradiction"),
+             ((row("person", 1), row("person", 2), False), "contradiction"),
+             ((row("person", 1), row("unknown"), False), "abstention"),
+             ((row(None), row("camera"), False), "abstention"),
+             ((row("camera"), None, False), "unmatched"),
+             ((None, row("camera"), False), "unmatched")]
+    rows = [RowComparison(0, 0.0, 0, 0, a, b, agrees) for (a, b, agrees), _ in cases]
+    assert [r.kind for r in rows] == [kind for _, kind in cases]
+    score = InvarianceScore("clip", "mirror", rows, 0, [], [], [])
+    pooled = overall([score])
+    assert (pooled["agree"], pooled["contradictions"], pooled["abstentions"], pooled["unmatched"]) == (2, 3, 2, 2)
+    assert pooled["agree"] + pooled["contradictions"] + pooled["abstentions"] + pooled["unmatched"] == pooled["rows"]
 
 
 def test_the_same_people_come_out(scores):

@@ -21,9 +21,11 @@ from events.geometry import (
     hands_at_face,
     head_only_targets,
     project_directions,
+    settle_ambiguous_targets,
     stability_window,
     stable_targets,
     target_type_names,
+    turned_directions,
 )
 from pipeline.schema import GAZE_TARGET_TYPES
 
@@ -182,6 +184,62 @@ def test_unstable_targets_become_unknown():
     code = np.array([GAZE_PERSON, GAZE_UNKNOWN, GAZE_UNKNOWN, GAZE_PERSON, GAZE_PERSON] + [GAZE_UNKNOWN] * 5)
     new_code, _ = stable_targets(t, person, shot, code, np.array([1, -1, -1, 1, 1] + [-1] * 5), 0.2)
     assert new_code.tolist() == code.tolist()
+
+
+def test_turned_directions_are_the_read_turned_by_its_uncertainty():
+    d = np.array([_unit3(0.3, 0.2, -1.0), _unit3(-0.5, 0.1, 0.8)])
+    turned = turned_directions(d, [5.0, 20.0])
+    assert turned.shape == (4, 2, 3)
+    assert np.allclose(np.linalg.norm(turned, axis=2), 1.0)
+    level = turned_directions(np.array([_unit3(0.3, 0.0, -1.0)]), 7.0)[:2, 0]  # left / right of a level look
+    assert np.degrees(np.arccos(level @ _unit3(0.3, 0.0, -1.0))) == pytest.approx([7.0, 7.0])
+    # left / right keep the height, up / down keep x
+    assert np.allclose(turned[:2, :, 1], d[:, 1]) and np.allclose(turned[2:, :, 0], d[:, 0])
+    # a scalar applies to every row; zero leaves every read as it was
+    assert np.allclose(turned_directions(d, 0.0), d[None])
+
+
+def test_a_decision_inside_its_uncertainty_keeps_the_looks_firm_neighbour():
+    t = np.arange(6) * 0.5
+    person, shot = np.zeros(6, int), np.zeros(6, int)
+    # person 1's head, firm at 0, 0.5, 1.5; at 1.0 the ray grazes its edge: one turned read says elsewhere
+    code = np.array([GAZE_PERSON, GAZE_PERSON, GAZE_ELSEWHERE, GAZE_PERSON, GAZE_CAMERA, GAZE_ELSEWHERE])
+    target = np.array([1, 1, -1, 1, -1, -1])
+    alt_code = np.tile(code, (4, 1))
+    alt_id = np.tile(target, (4, 1))
+    alt_code[0, 2], alt_id[0, 2] = GAZE_PERSON, 1
+    # at 2.5 camera and elsewhere are within the noise; the camera row at 2.0 is firm
+    alt_code[1, 5] = GAZE_CAMERA
+    new_code, new_id, firm = settle_ambiguous_targets(t, person, shot, code, target, alt_code, alt_id, 1.0)
+    assert firm.tolist() == [True, True, False, True, True, False]
+    assert new_code.tolist() == [GAZE_PERSON] * 4 + [GAZE_CAMERA, GAZE_CAMERA]
+    assert new_id.tolist() == [1, 1, 1, 1, -1, -1]
+    # a firm neighbour whose target is not among the row's reads is no evidence for it: the row keeps its
+    # read, or abstains
+    alt_code[0, 2], alt_id[0, 2] = GAZE_PERSON, 2
+    kept = settle_ambiguous_targets(t, person, shot, code, target, alt_code, alt_id, 1.0)
+    assert kept[0][2] == GAZE_ELSEWHERE
+    dropped = settle_ambiguous_targets(t, person, shot, code, target, alt_code, alt_id, 1.0, abstain=True)
+    assert dropped[0][2] == GAZE_UNKNOWN and dropped[1][2] == -1
+    # other people, other shots and rows beyond the window are no neighbours
+    alt_code[0, 2], alt_id[0, 2] = GAZE_PERSON, 1
+    alone = np.array([0, 0, 1, 0, 0, 0])
+    assert settle_ambiguous_targets(t, alone, shot, code, target, alt_code, alt_id, 1.0)[0][2] == GAZE_ELSEWHERE
+    assert settle_ambiguous_targets(t, person, alone, code, target, alt_code, alt_id, 1.0)[0][2] == GAZE_ELSEWHERE
+    assert settle_ambiguous_targets(t, person, shot, code, target, alt_code, alt_id, 0.25)[0][2] == GAZE_ELSEWHERE
+    # a neighbour whose gaze is turned further than the row's uncertainty is another look: no evidence
+    look = np.array([_unit3(0.0, 0.5, -1.0)] * 6)
+    look[2] = _unit3(0.05, 0.5, -1.0)  # about 2.5 degrees from the others
+    near = settle_ambiguous_targets(t, person, shot, code, target, alt_code, alt_id, 1.0, direction=look,
+                                    max_turn_deg=5.0)
+    assert near[0][2] == GAZE_PERSON
+    look[[0, 1, 3]] = _unit3(0.4, 0.5, -1.0)  # the head had turned at the firm neighbours
+    turned = settle_ambiguous_targets(t, person, shot, code, target, alt_code, alt_id, 1.0, direction=look,
+                                      max_turn_deg=np.full(6, 5.0))
+    assert turned[0][2] == GAZE_ELSEWHERE
+    # when the reads all agree nothing changes
+    same = settle_ambiguous_targets(t, person, shot, code, target, np.tile(code, (4, 1)), np.tile(target, (4, 1)), 1.0)
+    assert same[0].tolist() == code.tolist() and same[2].all()
 
 
 def test_the_stability_window_always_reaches_the_neighbouring_samples():
