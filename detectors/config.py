@@ -123,20 +123,14 @@ class GazeConfig:
     # keypoints, good to 20-30 degrees, has its own figure). A row whose reads disagree (the look grazes a box
     # edge or the camera cone, or lies between two targets) takes the target of the nearest row of the same
     # person and shot within settle_seconds whose reads all agree and whose gaze is within the uncertainty of
-    # its own (the same look), when that target is among its reads; otherwise it keeps its own read
-    # (ambiguous_abstain: True = unknown). 0 = hard thresholds. Measured on both truth sets with the camera
+    # its own (the same look), when that target is among its reads; otherwise it keeps its own read.
+    # 0 = hard thresholds. Measured on both truth sets with the camera
     # edits (benchmarks/README.md, "Decisions that weigh their margin"): 8 / 15 keeps every truth row and
     # lifts half-resolution agreement; 10 / 20 costs 3 development rows; abstaining costs 10-18 rows on each
     # set (most marginal reads are right)
     target_uncertainty_deg: float = 8.0
     keypoint_target_uncertainty_deg: float = 15.0
     settle_seconds: float = 1.0
-    ambiguous_abstain: bool = False
-    # ...widened by this many degrees for the share of the eye cues faded out (eye_cue_min_pixels): a face
-    # read from the head pose alone may look anywhere the eyes turn. 15 with abstaining turns 29 of 32
-    # half-resolution contradictions into abstentions but costs the truth rows above; 15 without it adds a
-    # wrong eye contact on the development set. 0 = off
-    faded_eye_uncertainty_deg: float = 0.0
     # a frame's target must be shared by at least half of that person's targets within this many
     # seconds either side, else it is unknown (0 = off). The window never holds less than the
     # neighbouring samples (1.25 sampling steps): at 2 fps a target seen at one instant between two

@@ -56,9 +56,6 @@ class GazeEstimate:
     origin: np.ndarray
     direction: np.ndarray
     confidence: float
-    # share of the eye cues (iris, lids) in the direction: 1 = in full, 0 = faded out on eyes too small to
-    # read them (the head pose alone), which is how far the direction may be off the eyes' own
-    eye_cues: float = 1.0
 
 
 def _unit(vector: np.ndarray) -> np.ndarray:
@@ -161,7 +158,6 @@ def gaze_from_face_mesh(
     if solved is None:
         return None
     rotation, error = solved
-    visible = 1.0
     if head_pose == "mesh":
         from_mesh = mesh_head_rotation(mesh_px, image_size)
         if from_mesh is None:
@@ -190,8 +186,7 @@ def gaze_from_face_mesh(
     origin = (eye_centres[0] + eye_centres[1]) / 2
     face_width = float(np.ptp(mesh_px[:468, 0])) or 1.0
     fit = float(np.exp(-error / (0.08 * face_width)))
-    return GazeEstimate(origin=origin, direction=direction, confidence=float(np.clip(face_score * fit, 0.0, 1.0)),
-                        eye_cues=visible)
+    return GazeEstimate(origin=origin, direction=direction, confidence=float(np.clip(face_score * fit, 0.0, 1.0)))
 
 
 def face_keypoints_seen(keypoints: np.ndarray, min_score: float = 0.3) -> np.ndarray:

@@ -43,7 +43,6 @@ class FrameObservations:
     gaze_dir: np.ndarray = None  # (N, 3) float32 unit vector, camera frame, z into the scene
     gaze_source: np.ndarray = None  # (N,) str: face_mesh | keypoints | model | "" (none)
     gaze_conf: np.ndarray = None  # (N,) float32, 0 when no gaze
-    gaze_eye_cues: np.ndarray = None  # (N,) float32 share of the eye cues in a face-mesh gaze, NaN otherwise
     hand_xyxy: np.ndarray = None  # (N, 2, 4) float32 per hand box, NaN when not seen
     hand_pointing: np.ndarray = None  # (N, 2) float32 pointing_score per hand, 0 when not seen
     hand_open: np.ndarray = None  # (N, 2) float32 open-palm score per hand
@@ -64,7 +63,6 @@ class FrameObservations:
             "gaze_dir": lambda: _nan(n, 3),
             "gaze_source": lambda: np.full(n, GAZE_SOURCE_NONE, dtype=object),
             "gaze_conf": lambda: np.zeros(n, np.float32),
-            "gaze_eye_cues": lambda: _nan(n),
             "hand_xyxy": lambda: _nan(n, HANDS_PER_PERSON, 4),
             "hand_pointing": lambda: np.zeros((n, HANDS_PER_PERSON), np.float32),
             "hand_open": lambda: np.zeros((n, HANDS_PER_PERSON), np.float32),
@@ -81,7 +79,6 @@ class FrameObservations:
             "gaze_dir": (n, 3),
             "gaze_source": (n,),
             "gaze_conf": (n,),
-            "gaze_eye_cues": (n,),
             "hand_xyxy": (n, HANDS_PER_PERSON, 4),
             "hand_pointing": (n, HANDS_PER_PERSON),
             "hand_open": (n, HANDS_PER_PERSON),

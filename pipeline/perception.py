@@ -326,9 +326,7 @@ def associate_targets(
         return code, ids, point
 
     gaze_code, gaze_id, gaze_point = gaze_targets(merged.gaze_dir)
-    faded = 1.0 - np.nan_to_num(merged.gaze_eye_cues, nan=1.0)
-    uncertainty = np.where(head_only, gaze.keypoint_target_uncertainty_deg,
-                           gaze.target_uncertainty_deg + faded * gaze.faded_eye_uncertainty_deg)
+    uncertainty = np.where(head_only, gaze.keypoint_target_uncertainty_deg, gaze.target_uncertainty_deg)
     if with_times and np.any(uncertainty > 0):
         # the same decisions along directions turned within the read's uncertainty: where they differ, the
         # margin is inside the noise and the target settles on the look's firm neighbours
@@ -336,7 +334,7 @@ def associate_targets(
         settled_code, settled_id, _ = geometry.settle_ambiguous_targets(
             np.asarray(times)[frame_index], person, np.asarray(shot_ids)[frame_index], gaze_code, gaze_id,
             np.stack([r[0] for r in reads]), np.stack([r[1] for r in reads]), gaze.settle_seconds,
-            abstain=gaze.ambiguous_abstain, direction=merged.gaze_dir, max_turn_deg=uncertainty,
+            direction=merged.gaze_dir, max_turn_deg=uncertainty,
         )
         changed = (settled_code != gaze_code) | (settled_id != gaze_id)
         for k in np.flatnonzero(changed & (settled_code != geometry.GAZE_UNKNOWN)).tolist():

@@ -24,7 +24,7 @@ _EPS_S = 1e-6
 def fill_gaze_gaps(
     observations: list[FrameObservations], times: np.ndarray, shot_ids: np.ndarray, config: GazeConfig
 ) -> list[np.ndarray]:
-    """Fill gaze gaps in place (``gaze_dir``, ``gaze_origin``, ``gaze_conf``, ``gaze_eye_cues``, ``gaze_source``) of
+    """Fill gaze gaps in place (``gaze_dir``, ``gaze_origin``, ``gaze_conf``, ``gaze_source``) of
     observations whose ``tracker_id`` holds person ids. Returns per frame an (N,) bool array, True
     for rows whose gaze was filled rather than measured."""
     times = np.asarray(times, np.float64)
@@ -101,7 +101,6 @@ def _interpolate(observations, before, after, target, weight: float) -> None:
     out.gaze_dir[rt] = direction / norm if norm > 0 else a.gaze_dir[rb]
     out.gaze_origin[rt] = (1 - weight) * a.gaze_origin[rb] + weight * b.gaze_origin[ra]
     out.gaze_conf[rt] = min(a.gaze_conf[rb], b.gaze_conf[ra])
-    out.gaze_eye_cues[rt] = np.fmin(a.gaze_eye_cues[rb], b.gaze_eye_cues[ra])  # NaN: not a face-mesh read
     out.gaze_source[rt] = a.gaze_source[rb]
 
 
@@ -113,5 +112,4 @@ def _carry(observations, before, target, decay: float) -> None:
     shift = _head_centre(out, rt) - _head_centre(a, rb)
     out.gaze_origin[rt] = a.gaze_origin[rb] + (shift if np.all(np.isfinite(shift)) else 0.0)
     out.gaze_conf[rt] = a.gaze_conf[rb] * decay
-    out.gaze_eye_cues[rt] = a.gaze_eye_cues[rb]
     out.gaze_source[rt] = a.gaze_source[rb]
