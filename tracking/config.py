@@ -74,6 +74,19 @@ class TrackingConfig:
     # faces further apart than this never join after a re-entry within a shot: beyond every same-person
     # pair measured (0.69, a face seen only looking down), dlib's own decision distance is 0.6
     stitch_face_veto: float = 0.75
+    # across a cut (tracking/cut_matching.py: one assignment per cut between the people seen before and the
+    # new shot's people): a rival in the pair's row or column is told apart by the first of faces, colours,
+    # place (box widths) that differs by at least this much, and must be the further one
+    cut_face_margin: float = 0.1
+    cut_colour_margin: float = 0.1
+    cut_place_margin: float = 0.5
+    # place supports colours within stitch_appearance_max: centres at most this many box widths apart, and
+    # heights within this factor (a cut back to the same set-up)
+    cut_place_max_widths: float = 0.5
+    cut_place_max_size_ratio: float = 1.25
+    # faces this close decide across a cut whatever the colours (a change of light moved one child's pooled
+    # colours 0.83 in the cutaway edit of yakhyo_classroom_group; two people's faces were >= 0.41 apart)
+    cut_face_sure: float = 0.25
     min_track_seconds: float = 0.3  # tracklets shorter than this (after stitching) are dropped
     # long videos (pipeline/segments.py): a segment's person takes over a video-level identity when their
     # boxes overlap by at least this IoU, averaged over the frames both segments share (absence counts 0);
