@@ -6,12 +6,13 @@ Each edit is written at 640x360, 10 fps (tests/video_edits.py) and perceived wit
 (one worker for all). The cutaway is 1.5 s of tvhid_handshake_0001 (atd_kitchen for the handshake clip
 itself); "other light" replays the clip darker and warmer (tests/test_identity_edits.py ``_other_light``).
 
-Who is who in the replay is found by position, not by id: the replay shows the very frames of the first
-piece, so a person of the first piece is *seen in the replay* when a replay box, at a sampled instant of
-the clip, overlaps (IoU >= ``MATCH_IOU``) that person's box interpolated at the same instant of the clip
-(within the person's own sightings, ``MATCH_REACH_S`` beyond either end). A person counts only if seen in
-both pieces: at 2 fps the replay's samples fall at other instants of the clip than the first piece's, so
-someone sampled only in the clip's last 0.5 s may never be sampled again (nothing to keep). Per edit:
+Who is who in the replay is found by position, not by id (tests/video_edits.py
+``identity_across_cutaway``): the replay shows the very frames of the first piece, so a person of the
+first piece is *seen in the replay* when a replay box, at a sampled instant of the clip, overlaps
+(IoU >= 0.3) that person's box interpolated at the same instant (within the person's own sightings, half
+a sampling step beyond either end). A person counts only if seen in both pieces: at 2 fps the replay's
+samples fall at other instants of the clip than the first piece's, so someone sampled only in the clip's
+last 0.5 s may never be sampled again (nothing to keep). Per edit:
 
 - kept: people of the first piece whose replay boxes carry their own id (majority over the matched boxes);
 - wrong: replay boxes matched to one person but carrying the id of another first-piece person seen in
@@ -31,7 +32,6 @@ from contextlib import closing
 from pathlib import Path
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 CLIPS = ("atd_kitchen.mp4", "tvhid_highfive_0018.avi", "tvhid_highfive_0005.avi", "tvhid_handshake_0001.avi",
          "deepoint_pointing_long.mov", "deepoint_pointing_folding.mp4", "deepoint_lamp1.mp4",
@@ -40,71 +40,6 @@ CLIPS = ("atd_kitchen.mp4", "tvhid_highfive_0018.avi", "tvhid_highfive_0005.avi"
 EDIT_SIZE = (640, 360)
 EDIT_FPS = 10.0
 CUTAWAY_SECONDS = 1.5
-MATCH_IOU = 0.3  # a replay box is this person's when it overlaps their interpolated box this much
-MATCH_REACH_S = 0.25  # half a 2 fps sampling step: how far past a person's first/last sighting to look
-
-
-def _iou(a: np.ndarray, b: np.ndarray) -> float:
-    w = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    h = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    inter = w * h
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return float(inter / union) if union > 0 else 0.0
-
-
-def _box_at(sightings: list[tuple[float, np.ndarray]], t: float) -> np.ndarray | None:
-    """A person's box at clip time ``t``, linearly between their sightings (the nearest one within
-    MATCH_REACH_S beyond either end); None when they were not around then."""
-    times = np.array([s[0] for s in sightings])
-    if t < times[0] - MATCH_REACH_S - 1e-6 or t > times[-1] + MATCH_REACH_S + 1e-6:
-        return None
-    k = int(np.searchsorted(times, t))
-    if k == 0 or k == len(times):
-        return sightings[min(k, len(times) - 1)][1]
-    (t0, b0), (t1, b1) = sightings[k - 1], sightings[k]
-    if t1 - t0 > 1.0 + 1e-6:  # not seen in between: not interpolated across a long absence
-        return b0 if t - t0 <= MATCH_REACH_S else (b1 if t1 - t <= MATCH_REACH_S else None)
-    w = (t - t0) / (t1 - t0)
-    return (1 - w) * b0 + w * b1
-
-
-def score_edit(rows: list[dict], starts: list[float]) -> dict:
-    """Kept / counted / wrong / shared of one edit's tracks rows (``person_id``, ``t``, ``bbox``) for
-    pieces starting at ``starts`` (first piece, cutaway, replay)."""
-    piece = np.searchsorted(starts, [r["t"] + 1e-6 for r in rows], side="right") - 1
-    first: dict[int, list[tuple[float, np.ndarray]]] = {}
-    for r, p in zip(rows, piece):
-        if p == 0:
-            first.setdefault(r["person_id"], []).append((r["t"], np.asarray(r["bbox"], float)))
-    replay_by_t: dict[float, list[dict]] = {}
-    for r, p in zip(rows, piece):
-        if p == 2:
-            replay_by_t.setdefault(r["t"] - starts[2], []).append(r)
-    people = sorted(first)
-    votes: dict[int, Counter] = {pid: Counter() for pid in people}
-    for t, found in replay_by_t.items():
-        expected = [(pid, _box_at(first[pid], t)) for pid in people]
-        expected = [(pid, b) for pid, b in expected if b is not None]
-        if not expected or not found:
-            continue
-        cost = np.array([[1.0 - _iou(b, np.asarray(r["bbox"], float)) for r in found] for _, b in expected])
-        for i, j in zip(*linear_sum_assignment(cost)):
-            if cost[i, j] <= 1.0 - MATCH_IOU:
-                votes[expected[i][0]][found[j]["person_id"]] += 1
-    seen = [pid for pid in people if votes[pid]]
-    kept = [pid for pid in seen if votes[pid].most_common(1)[0][0] == pid]
-    # a replay box matched to one person but named as another person of the first piece: a wrong join when
-    # the two were seen together there; else perhaps one person the first piece had split in two
-    together = {(a, b) for a in people for b in people
-                if a != b and {t for t, _ in first[a]} & {t for t, _ in first[b]}}
-    named = {(pid, other) for pid in seen for other in votes[pid] if other != pid and other in first}
-    wrong = sorted(named & together)
-    split = sorted(named - together)
-    ids = [{r["person_id"] for r, p in zip(rows, piece) if p == q} for q in range(3)]
-    return {"first": people, "seen": seen, "kept": kept, "wrong": wrong, "split": split,
-            "unseen": [pid for pid in people if pid not in seen],
-            "cutaway": sorted(ids[1]), "shared": sorted(ids[1] & (ids[0] | ids[2])),
-            "shots": sorted({r["shot_id"] for r in rows})}
 
 
 def _other_light(frames: list[np.ndarray]) -> list[np.ndarray]:
@@ -138,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     from pipeline.config import Config
     from pipeline.perception import PerceptionWorker
     from tests.shared_media import find_media_dir
+    from tests.video_edits import identity_across_cutaway
 
     media = args.media or find_media_dir()
     lights = ("plain", "other") if args.light == "both" else (args.light,)
@@ -151,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
                 starts = build_edit(media, clip, light, path)
                 started = time.perf_counter()
                 result = worker(ClipSpec(f"cutaway_{k}_{light}", str(path)))
-                s = score_edit(result.tracks.to_pylist(), starts)
+                s = identity_across_cutaway(result.tracks.to_pylist(), starts)
                 total = totals[light]
                 total.update(first=len(s["first"]), seen=len(s["seen"]), kept=len(s["kept"]), wrong=len(s["wrong"]), split=len(s["split"]),
                              shared=len(s["shared"]), described=int(result.timings.get("faces_described", 0)))

@@ -173,7 +173,7 @@ def match_across_cut(rows: _People, cols: _People, config: TrackingConfig,
     sub = cost[np.ix_(open_rows, open_cols)]
     # faces further apart than a match say only "someone else" (dlib descriptors of small or turned faces
     # scatter 0.5-0.8 from everyone), places further than the bound likewise
-    cues = [Cue(face, config.cut_face_margin, config.stitch_face_match, config.cut_face_sure),
+    cues = [Cue(face, config.stitch_face_margin, config.stitch_face_match, config.cut_face_sure),
             Cue(colour, config.cut_colour_margin),
             Cue(np.where(np.isinf(place), np.nan, place), config.cut_place_margin, config.cut_place_max_widths,
                 identity=False)]

@@ -9,8 +9,9 @@ sampling rates and camera cuts break a person into several tracklets. Stitching 
   (``stitch_reentry_seconds``: the person left or hid, and someone else may have arrived) the colours
   must agree more closely and the move stays bounded, unless the first left at a frame edge and the
   second arrived at one;
-- faces far apart (tracking/faces.py) veto a re-entry within a shot; they are described only where
-  colours leave doubt;
+- faces (tracking/faces.py) that agree vouch for colours a pose change moved (up to
+  ``stitch_face_appearance_max``) over a short gap, when no other face in the shot is as close; faces far
+  apart veto a re-entry within a shot; they are described only where colours leave doubt;
 - greedy within each shot, most similar pair first, re-scoring merged groups by their pooled colours;
 - then across cuts, one assignment per cut between the people seen before and the new shot's people
   (tracking/cut_matching.py).
@@ -161,11 +162,12 @@ def unseen_widening(previous: Tracklet, current: Tracklet, config: TrackingConfi
 
 
 def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig,
-              others: list[Tracklet] | None = None, faces=None) -> bool:
+              others: list[Tracklet] | None = None, faces=None, face_rival=None) -> bool:
     """The motion and gap gates between the time-adjacent tracklets of two groups of one shot
     (``others``: every tracklet of neither group, for the ambiguity test of joins on motion alone;
     ``faces()``: the distance of the two groups' pooled faces, NaN when either has none, asked only where
-    it decides)."""
+    it decides; ``face_rival(d)``: whether another face of the shot is within d + stitch_face_margin of
+    either group's)."""
     if a.frames & b.frames:
         return False
     face = (lambda: float("nan")) if faces is None else faces
@@ -192,11 +194,25 @@ def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig,
             and min(previous.end - previous.start, current.end - current.start) >= config.stitch_reentry_min_seconds - 1e-6
         ):
             return False  # someone else may have arrived: only closely pooled colours vouch
-        if distance > config.stitch_appearance_max:
-            return False
+        if distance > config.stitch_appearance_max and not (
+                gap <= config.track_gap_split_seconds + 1e-6 and face_rival is not None
+                and face() <= config.stitch_face_match and not face_rival(face())):
+            return False  # colours apart, unless faces that agree vouch for a pose change
         if gap > config.stitch_reentry_seconds and face() > config.stitch_face_veto:
             return False  # a re-entry with another face
     return True
+
+
+def _face_rival(groups: list[_Group], group_face, i: int, j: int, reach: float) -> bool:
+    """Whether another group of the shot of groups i and j has a face within ``reach`` of either's."""
+    shot = groups[i].members[0].shot_id
+    for k, other in enumerate(groups):
+        if k in (i, j) or other.members[0].shot_id != shot:
+            continue
+        for own in (i, j):
+            if face_distance(group_face(groups[own]), group_face(other)) <= reach:  # NaN: no face, no rival
+                return True
+    return False
 
 
 def stitch_tracklets(tracklets: list[Tracklet], config: TrackingConfig,
@@ -205,6 +221,9 @@ def stitch_tracklets(tracklets: list[Tracklet], config: TrackingConfig,
     ``faces``: chips of the observations' faces (None: colours and motion only)."""
     groups = [_Group([t], set(t.frames.tolist()), t.appearance_sum.astype(np.float64)) for t in tracklets]
     shot_of = {id(t): t.shot_id for t in tracklets}
+    colour_bound = config.stitch_appearance_max
+    if faces is not None and len(faces):
+        colour_bound = max(colour_bound, config.stitch_face_appearance_max)  # _can_join asks the faces
 
     def group_face(group: _Group):
         found = [f for f in (faces.pooled(t.rows) for t in group.members) if f is not None]
@@ -216,7 +235,7 @@ def stitch_tracklets(tracklets: list[Tracklet], config: TrackingConfig,
         # Unseen appearance (NaN) may still join within a shot on motion alone, ranked last.
         ranked = np.where(np.isnan(distances), config.stitch_appearance_max, distances)
         np.fill_diagonal(ranked, np.inf)
-        ranked[ranked > config.stitch_appearance_max] = np.inf
+        ranked[ranked > colour_bound] = np.inf
         shots = np.array([shot_of[id(g.members[0])] for g in groups])
         ranked[shots[:, None] != shots[None, :]] = np.inf  # within a shot here; across cuts below
         upper = np.triu_indices(len(groups), k=1)
@@ -236,7 +255,10 @@ def stitch_tracklets(tracklets: list[Tracklet], config: TrackingConfig,
             if faces is not None and len(faces):
                 pair = (groups[i], groups[j])
                 face = lambda pair=pair: face_distance(group_face(pair[0]), group_face(pair[1]))  # noqa: E731
-            if _can_join(groups[i], groups[j], float(distances[i, j]), config, others, face):
+            rival = None
+            if face is not None:
+                rival = lambda d, i=i, j=j: _face_rival(groups, group_face, i, j, d + config.stitch_face_margin)  # noqa: E731
+            if _can_join(groups[i], groups[j], float(distances[i, j]), config, others, face, rival):
                 groups[i] = _Group(
                     groups[i].members + groups[j].members,
                     groups[i].frames | groups[j].frames,
