@@ -41,6 +41,14 @@ def zoomed(frames: list[np.ndarray], final_fraction: float) -> list[np.ndarray]:
     return out
 
 
+def cropped(frames: list[np.ndarray], box: tuple[float, float, float, float], size: tuple[int, int]) -> list[np.ndarray]:
+    """A fixed crop of each frame, ``box`` normalised (x1, y1, x2, y2), scaled to ``size`` (w, h): a
+    close-up made from a wider shot."""
+    height, width = frames[0].shape[:2]
+    x1, y1, x2, y2 = (int(round(v)) for v in np.array(box) * [width, height, width, height])
+    return [cv2.resize(f[y1:y2, x1:x2], size, interpolation=cv2.INTER_CUBIC) for f in frames]
+
+
 def write_edit(path: Path, pieces: list[list[np.ndarray]], fps: float) -> list[float]:
     """Write the pieces one after another (BGR frames of one size); returns each piece's start time."""
     height, width = pieces[0][0].shape[:2]
