@@ -20,8 +20,9 @@ size) and nothing contradicts it (faces beyond the veto, or colours far apart un
 sure), and only when every rival in its row and column is told apart from it: by faces first, then colours,
 then place, the first of these that differs by its margin (and is near enough to mean something)
 decides, and must favour the pair (none differing: refused); faces that are sure (<= cut_face_sure)
-outrank a rival whose face was never seen. A lost id is better than one id over two people. A change of light between shots moves everyone's colours alike, so colour bounds are
-loose and the rival margin does the work.
+outrank a rival whose face was never seen. A lost id is better than one id over two people. A change
+of light between shots moves everyone's colours alike, so colour bounds are loose and the rival test
+does the work.
 """
 from __future__ import annotations
 
