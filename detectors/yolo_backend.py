@@ -15,6 +15,7 @@ from detectors.person_pool import PersonPool
 from detectors.refine import KEYPOINT_MIN_SCORE, PersonRefiner
 from detectors.runtime import load_model
 from detectors.config import DetectorConfig, GazeConfig, PointingConfig
+from detectors.face_people import face_only_people
 
 
 class YoloPoseDetector:
@@ -77,20 +78,27 @@ class YoloPoseDetector:
             started = time.perf_counter()
             for frame, observations in zip(batch, found):
                 observations = without_group_boxes(without_duplicate_people(observations))
-                faces = self._faces(frame, observations)
+                faces, unclaimed = self._faces(frame, observations)
+                # close-ups: a face no one holds, its body out of view, is a person of its own
+                alone, alone_faces = face_only_people(unclaimed, observations, frame.shape[1], frame.shape[0],
+                                                      self.config.face_people_max_body_heads)
+                if len(alone):
+                    observations = FrameObservations.merge([observations, alone])
+                    faces = faces + alone_faces
                 self.pool.map(lambda i, slot: self.refiners[slot].refine_person(frame, observations, i, faces[i]),
                               range(len(observations)))
                 out.append(observations)
             self.refine_seconds += time.perf_counter() - started
         return out
 
-    def _faces(self, frame: np.ndarray, observations: FrameObservations) -> list[Face | None]:
+    def _faces(self, frame: np.ndarray, observations: FrameObservations) -> tuple[list[Face | None], list[Face]]:
         """Each person's face from MediaPipe's full-range face detector (the one whose centre lies in
         their keypoint head box, enlarged by a quarter), as the MediaPipe backend anchors people:
         its box becomes the head box (forehead and hair included) and its score weights gaze confidence.
-        People seen from behind keep their keypoint head box and no face."""
-        if not len(observations):
-            return []
+        People seen from behind keep their keypoint head box and no face. Also returns the faces no one
+        holds (for face-only people; the detector runs on a frame without people only for them)."""
+        if not len(observations) and self.config.face_people_max_body_heads <= 0:
+            return [], []
         height, width = frame.shape[:2]
         scale = np.array([width, height, width, height], np.float64)
         faces = [f for f in self.pool.model_sets[0].faces(frame)
@@ -108,7 +116,8 @@ class YoloPoseDetector:
                 i = min(inside, key=lambda k: (regions[k, 2] - regions[k, 0]) * (regions[k, 3] - regions[k, 1]))
                 chosen[i] = face
                 observations.head_xyxy[i] = np.clip(face.head_box() / scale, 0.0, 1.0)
-        return chosen
+        held = {id(f) for f in chosen if f is not None}
+        return chosen, [f for f in faces if id(f) not in held]
 
     def _without_pair_boxes(self, batch: list[np.ndarray], found: list[FrameObservations]) -> list[FrameObservations]:
         """``found`` less boxes that hold two people when seen zoomed in (detectors/pair_split.py)."""

@@ -65,15 +65,31 @@ class TrackingConfig:
     # this tall in the sampled frame (smaller ones are mostly noise, measured there); 0 = no faces
     face_min_head_pixels: float = 40.0
     face_chips_per_tracklet: int = 3  # described per tracklet (the largest faces), never per frame
-    # across a cut, faces this close (pooled) let clothes differ up to stitch_face_appearance_max (when the
-    # two are also each other's closest in colour among the people seen with them): one person's pooled
-    # faces were <= 0.41 apart on the shared clips, two people's >= 0.41; atd_kitchen replayed a little
-    # darker and warmer moved the grey-shirt man's colours 0.56 (others' stayed >= 0.71 from him)
+    # across a cut, faces this close (pooled) let clothes differ up to stitch_face_appearance_max: one
+    # person's pooled faces were <= 0.41 apart on the shared clips, two people's >= 0.41; atd_kitchen
+    # replayed a little darker and warmer moved the grey-shirt man's colours 0.56 (others' stayed >= 0.71
+    # from him). Within a shot the same, over a gap of at most track_gap_split_seconds with a plausible move
+    # and no other face in the shot as close: deepoint_pointing_up's raised arm moved the seated man's
+    # colours 0.596 between two samples (faces 0.26)
     stitch_face_match: float = 0.4
     stitch_face_appearance_max: float = 0.6
     # faces further apart than this never join after a re-entry within a shot: beyond every same-person
     # pair measured (0.69, a face seen only looking down), dlib's own decision distance is 0.6
     stitch_face_veto: float = 0.75
+    # across a cut (tracking/cut_matching.py: one assignment per cut between the people seen before and the
+    # new shot's people): a rival in the pair's row or column is told apart by the first of faces, colours,
+    # place (box widths) that differs by at least this much, and must be the further one (the face margin
+    # also keeps a within-shot join on faces from a rival face about as close)
+    stitch_face_margin: float = 0.1
+    cut_colour_margin: float = 0.1
+    cut_place_margin: float = 0.5
+    # place supports colours within stitch_appearance_max: centres at most this many box widths apart, and
+    # heights within this factor (a cut back to the same set-up)
+    cut_place_max_widths: float = 0.5
+    cut_place_max_size_ratio: float = 1.25
+    # faces this close decide across a cut whatever the colours (a change of light moved one child's pooled
+    # colours 0.83 in the cutaway edit of yakhyo_classroom_group; two people's faces were >= 0.41 apart)
+    cut_face_sure: float = 0.25
     min_track_seconds: float = 0.3  # tracklets shorter than this (after stitching) are dropped
     # long videos (pipeline/segments.py): a segment's person takes over a video-level identity when their
     # boxes overlap by at least this IoU, averaged over the frames both segments share (absence counts 0);

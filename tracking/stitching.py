@@ -9,11 +9,12 @@ sampling rates and camera cuts break a person into several tracklets. Stitching 
   (``stitch_reentry_seconds``: the person left or hid, and someone else may have arrived) the colours
   must agree more closely and the move stays bounded, unless the first left at a frame edge and the
   second arrived at one;
-- across a cut: as after a re-entry, closely pooled colours (positions are unrelated between shots), or
-  else faces that agree where both sides have large enough ones (tracking/faces.py), with clothes that
-  agree a little less closely (lighting changes between shots); faces far apart veto a re-entry within a
-  shot; faces are described only where colours leave doubt;
-- greedy, most similar pair first, re-scoring merged groups by their pooled colours.
+- faces (tracking/faces.py) that agree vouch for colours a pose change moved (up to
+  ``stitch_face_appearance_max``) over a short gap, when no other face in the shot is as close; faces far
+  apart veto a re-entry within a shot; they are described only where colours leave doubt;
+- greedy within each shot, most similar pair first, re-scoring merged groups by their pooled colours;
+- then across cuts, one assignment per cut between the people seen before and the new shot's people
+  (tracking/cut_matching.py).
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from detectors.keypoints import box_intersection_matrix
 from detectors.observation import FrameObservations
 from tracking.config import TrackingConfig
 from tracking.appearance import appearance_distance
+from tracking.cut_matching import join_across_cuts
 from tracking.faces import FaceBank, face_distance
 from tracking.tracker import track_shot
 
@@ -160,17 +162,15 @@ def unseen_widening(previous: Tracklet, current: Tracklet, config: TrackingConfi
 
 
 def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig,
-              others: list[Tracklet] | None = None, faces=None, unseen_faces=None) -> bool:
-    """The motion and gap gates between the time-adjacent tracklets of two groups (``others``: every
-    tracklet of neither group, for the ambiguity test of joins on motion alone; ``faces()``: the distance
-    of the two groups' pooled faces, NaN when either has none, asked only where it decides;
-    ``unseen_faces()``: the same, NaN unless each is the other's closest face among the people seen beside
-    the other, for a pair without colours)."""
+              others: list[Tracklet] | None = None, faces=None, face_rival=None) -> bool:
+    """The motion and gap gates between the time-adjacent tracklets of two groups of one shot
+    (``others``: every tracklet of neither group, for the ambiguity test of joins on motion alone;
+    ``faces()``: the distance of the two groups' pooled faces, NaN when either has none, asked only where
+    it decides; ``face_rival(d)``: whether another face of the shot is within d + stitch_face_margin of
+    either group's)."""
     if a.frames & b.frames:
         return False
     face = (lambda: float("nan")) if faces is None else faces
-    # colours beyond the usual bound only join across cuts, and only with faces that agree
-    loose_colours = distance > config.stitch_appearance_max
     ordered = sorted([(t, 0) for t in a.members] + [(t, 1) for t in b.members], key=lambda m: m[0].start)
     for (previous, side_p), (current, side_c) in zip(ordered, ordered[1:]):
         if side_p == side_c:
@@ -178,65 +178,41 @@ def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig,
         gap = current.start - previous.end
         if gap > config.stitch_max_gap_seconds:
             return False
-        if previous.shot_id == current.shot_id:
-            if not plausible_reentry(previous, current, config):
-                return False
-            if np.isnan(distance) and gap > config.stitch_unseen_max_gap_seconds + 1e-6:
-                return False  # nothing but motion vouches, and only over a short gap
-            if np.isnan(distance) and config.stitch_unseen_ambiguity > 0 and others is not None and nearer_alternative(
-                    previous, current, others, config.stitch_unseen_ambiguity):
-                return False  # ...and only when nobody else was seen nearer in between
-            if np.isnan(distance) and unseen_widening(previous, current, config):
-                return False  # ...nor onto a box suddenly much wider that has no colours: it may hold two
-            if gap > config.stitch_reentry_seconds and not (
-                distance <= config.stitch_reentry_appearance_max  # NaN fails too
-                and min(previous.end - previous.start, current.end - current.start) >= config.stitch_reentry_min_seconds - 1e-6
-            ):
-                return False  # someone else may have arrived: only closely pooled colours vouch
-            if loose_colours:
-                return False
-            if gap > config.stitch_reentry_seconds and face() > config.stitch_face_veto:
-                return False  # a re-entry with another face
-        elif np.isnan(distance):
-            # no colours on one side (every sighting overlapped: a group walking together): faces alone,
-            # when they agree and no one seen beside either has a face as close
-            if unseen_faces is None or not unseen_faces() <= config.stitch_face_match:
-                return False
-        elif not (distance <= config.stitch_reentry_appearance_max
-                  and min(previous.end - previous.start, current.end - current.start)
-                  >= config.stitch_reentry_min_seconds - 1e-6) and not face() <= config.stitch_face_match:
-            # a cut is a re-entry (whoever is on screen after it may be someone else): closely pooled
-            # colours vouch, else only faces that agree. tvhid_highfive_0018 with a cutaway: a man seen
-            # once at the shot's end took the cutaway man's id on colours 0.21 apart
+        if previous.shot_id != current.shot_id:
+            return False  # across a cut: tracking/cut_matching.py decides
+        if not plausible_reentry(previous, current, config):
             return False
+        if np.isnan(distance) and gap > config.stitch_unseen_max_gap_seconds + 1e-6:
+            return False  # nothing but motion vouches, and only over a short gap
+        if np.isnan(distance) and config.stitch_unseen_ambiguity > 0 and others is not None and nearer_alternative(
+                previous, current, others, config.stitch_unseen_ambiguity):
+            return False  # ...and only when nobody else was seen nearer in between
+        if np.isnan(distance) and unseen_widening(previous, current, config):
+            return False  # ...nor onto a box suddenly much wider that has no colours: it may hold two
+        if gap > config.stitch_reentry_seconds and not (
+            distance <= config.stitch_reentry_appearance_max  # NaN fails too
+            and min(previous.end - previous.start, current.end - current.start) >= config.stitch_reentry_min_seconds - 1e-6
+        ):
+            return False  # someone else may have arrived: only closely pooled colours vouch
+        if distance > config.stitch_appearance_max and not (
+                gap <= config.track_gap_split_seconds + 1e-6 and face_rival is not None
+                and face() <= config.stitch_face_match and not face_rival(face())):
+            return False  # colours apart, unless faces that agree vouch for a pose change
+        if gap > config.stitch_reentry_seconds and face() > config.stitch_face_veto:
+            return False  # a re-entry with another face
     return True
 
 
-def _no_rival_beside(groups: list[_Group], i: int, j: int, rival) -> bool:
-    """Whether no one seen beside group j (sharing a frame with it) is, by ``rival(i, k)``, as close to group
-    i as j is, and the same the other way round."""
-    for near, far in ((i, j), (j, i)):
-        for k, other in enumerate(groups):
-            if k not in (i, j) and other.frames & groups[far].frames and rival(near, k):
-                return False
-    return True
-
-
-def _closest_in_colour(groups: list[_Group], distances: np.ndarray, i: int, j: int) -> bool:
-    """Whether groups i and j are closer in colour to each other than either is to anyone seen beside the
-    other (sharing a frame with it): a change of light between shots moves everyone's colours alike."""
-    return _no_rival_beside(groups, i, j, lambda near, k: not distances[near, k] > distances[i, j])
-
-
-def _closest_face(groups: list[_Group], group_face, i: int, j: int) -> float:
-    """The pooled face distance of groups i and j when each is the other's closest face among the people
-    seen beside the other (sharing a frame with it); NaN otherwise, or when a face is missing."""
-    distance = face_distance(group_face(groups[i]), group_face(groups[j]))
-    if np.isnan(distance):
-        return distance
-    # a rival without a face (NaN) is no rival
-    rival = lambda near, k: face_distance(group_face(groups[near]), group_face(groups[k])) <= distance  # noqa: E731
-    return distance if _no_rival_beside(groups, i, j, rival) else float("nan")
+def _face_rival(groups: list[_Group], group_face, i: int, j: int, reach: float) -> bool:
+    """Whether another group of the shot of groups i and j has a face within ``reach`` of either's."""
+    shot = groups[i].members[0].shot_id
+    for k, other in enumerate(groups):
+        if k in (i, j) or other.members[0].shot_id != shot:
+            continue
+        for own in (i, j):
+            if face_distance(group_face(groups[own]), group_face(other)) <= reach:  # NaN: no face, no rival
+                return True
+    return False
 
 
 def stitch_tracklets(tracklets: list[Tracklet], config: TrackingConfig,
@@ -244,9 +220,10 @@ def stitch_tracklets(tracklets: list[Tracklet], config: TrackingConfig,
     """Group tracklets into people (see module doc). Returns groups, each a list of tracklets.
     ``faces``: chips of the observations' faces (None: colours and motion only)."""
     groups = [_Group([t], set(t.frames.tolist()), t.appearance_sum.astype(np.float64)) for t in tracklets]
+    shot_of = {id(t): t.shot_id for t in tracklets}
     colour_bound = config.stitch_appearance_max
     if faces is not None and len(faces):
-        colour_bound = max(colour_bound, config.stitch_face_appearance_max)
+        colour_bound = max(colour_bound, config.stitch_face_appearance_max)  # _can_join asks the faces
 
     def group_face(group: _Group):
         found = [f for f in (faces.pooled(t.rows) for t in group.members) if f is not None]
@@ -259,6 +236,8 @@ def stitch_tracklets(tracklets: list[Tracklet], config: TrackingConfig,
         ranked = np.where(np.isnan(distances), config.stitch_appearance_max, distances)
         np.fill_diagonal(ranked, np.inf)
         ranked[ranked > colour_bound] = np.inf
+        shots = np.array([shot_of[id(g.members[0])] for g in groups])
+        ranked[shots[:, None] != shots[None, :]] = np.inf  # within a shot here; across cuts below
         upper = np.triu_indices(len(groups), k=1)
         order = np.argsort(ranked[upper], kind="stable")
         merged = False
@@ -270,18 +249,16 @@ def stitch_tracklets(tracklets: list[Tracklet], config: TrackingConfig,
             if np.isnan(distances[i, j]):
                 members = {id(t) for t in groups[i].members + groups[j].members}
                 others = [t for t in tracklets if id(t) not in members]
-            if distances[i, j] > config.stitch_appearance_max and not _closest_in_colour(groups, distances, i, j):
-                continue  # looser clothes: only when each is the other's closest among the people seen with it
             face = None
             # faces are described only when _can_join asks: where colours leave doubt (a looped clip's every
             # cut would otherwise cost a description per tracklet)
             if faces is not None and len(faces):
                 pair = (groups[i], groups[j])
                 face = lambda pair=pair: face_distance(group_face(pair[0]), group_face(pair[1]))  # noqa: E731
-            unseen_face = None
-            if face is not None and np.isnan(distances[i, j]):
-                unseen_face = lambda i=i, j=j: _closest_face(groups, group_face, i, j)  # noqa: E731
-            if _can_join(groups[i], groups[j], float(distances[i, j]), config, others, face, unseen_face):
+            rival = None
+            if face is not None:
+                rival = lambda d, i=i, j=j: _face_rival(groups, group_face, i, j, d + config.stitch_face_margin)  # noqa: E731
+            if _can_join(groups[i], groups[j], float(distances[i, j]), config, others, face, rival):
                 groups[i] = _Group(
                     groups[i].members + groups[j].members,
                     groups[i].frames | groups[j].frames,
@@ -292,7 +269,8 @@ def stitch_tracklets(tracklets: list[Tracklet], config: TrackingConfig,
                 break
         if not merged:
             break
-    return [sorted(g.members, key=lambda t: t.start) for g in groups]
+    people = join_across_cuts([g.members for g in groups], config, faces)
+    return [sorted(p, key=lambda t: t.start) for p in people]
 
 
 def build_tracklets(
