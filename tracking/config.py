@@ -68,9 +68,10 @@ class TrackingConfig:
     # across a cut, faces this close (pooled) let clothes differ up to stitch_face_appearance_max: one
     # person's pooled faces were <= 0.41 apart on the shared clips, two people's >= 0.41; atd_kitchen
     # replayed a little darker and warmer moved the grey-shirt man's colours 0.56 (others' stayed >= 0.71
-    # from him). Within a shot the same, over a gap of at most track_gap_split_seconds with a plausible move
-    # and no other face in the shot as close: deepoint_pointing_up's raised arm moved the seated man's
-    # colours 0.596 between two samples (faces 0.26)
+    # from him). Within a shot, over a gap of at most track_gap_split_seconds with a plausible move and no
+    # other face in the shot as close, agreeing faces vouch whatever the colours: deepoint_pointing_up's
+    # raised arm moved the seated man's colours 0.596 between two samples (faces 0.26), a close-up's arm
+    # 0.76 (close-ups cut from the shared clips: 114 -> 118 samples with their person, benchmarks/README.md)
     stitch_face_match: float = 0.4
     stitch_face_appearance_max: float = 0.6
     # faces further apart than this never join after a re-entry within a shot: beyond every same-person

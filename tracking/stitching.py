@@ -9,8 +9,9 @@ sampling rates and camera cuts break a person into several tracklets. Stitching 
   (``stitch_reentry_seconds``: the person left or hid, and someone else may have arrived) the colours
   must agree more closely and the move stays bounded, unless the first left at a frame edge and the
   second arrived at one;
-- faces (tracking/faces.py) that agree vouch for colours a pose change moved (up to
-  ``stitch_face_appearance_max``) over a short gap, when no other face in the shot is as close; faces far
+- faces (tracking/faces.py) that agree vouch for colours a pose change moved (however far: in a close-up
+  the "torso" is a strip of shoulders and whatever arm enters the box) over a short gap, when no other
+  face in the shot is as close; faces far
   apart veto a re-entry within a shot; they are described only where colours leave doubt;
 - greedy within each shot, most similar pair first, re-scoring merged groups by their pooled colours;
 - then across cuts, one assignment per cut between the people seen before and the new shot's people
@@ -223,7 +224,9 @@ def stitch_tracklets(tracklets: list[Tracklet], config: TrackingConfig,
     shot_of = {id(t): t.shot_id for t in tracklets}
     colour_bound = config.stitch_appearance_max
     if faces is not None and len(faces):
-        colour_bound = max(colour_bound, config.stitch_face_appearance_max)  # _can_join asks the faces
+        # within a shot, over a short gap, faces that agree with no rival decide however far the colours
+        # moved: a close-up's "torso" is a strip of shoulders and whatever arm enters it (_can_join asks)
+        colour_bound = np.inf
 
     def group_face(group: _Group):
         found = [f for f in (faces.pooled(t.rows) for t in group.members) if f is not None]
