@@ -56,7 +56,7 @@ class RunConfig:
     max_retries: int = 2  # retries of a clip whose worker died
     # threads one perception worker uses for per-person models (0 = the cores this process may use, at
     # most 4); when set (a Ray actor sets it to its share of the node) it also caps the YOLO runtime's
-    # inference threads and the video decoder's, which otherwise take every core; outputs do not depend on it
+    # inference threads, which otherwise take every core; outputs do not depend on it
     perception_threads: int = 0
 
     def perception_thread_count(self) -> int:

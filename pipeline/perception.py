@@ -113,7 +113,7 @@ class PerceptionWorker:
         decode_end = None if clip.end_s is None else clip.end_s + SHOT_LOOKAHEAD_FRAMES / sampling.fps
         # every decoded frame (not only the sampled ones) goes to the shot detector, in the decode thread
         decode = partial(iter_frames, clip.uri, sampling.fps, sampling.max_side, clip.start_s, decode_end,
-                         on_decoded=shots.push_frame, threads=self.config.run.perception_threads)
+                         on_decoded=shots.push_frame)
         depth = 2 * max(1, self.config.detector.batch_size)
         with closing(Prefetcher(decode, depth)) as frames:
             while True:

@@ -234,10 +234,8 @@ def iter_frames(
     start_s: float = 0.0,
     end_s: Optional[float] = None,
     on_decoded: Optional[Callable[[float, av.VideoFrame], None]] = None,
-    threads: int = 0,
 ) -> Iterator[SampledFrame]:
     """Decode ``uri`` once and yield the first frame at or after each instant start_s + k / fps.
-    ``threads`` > 0 caps the decoder's threads (0 = FFmpeg's choice, one per core of the machine).
 
     Times come from pts (seconds from the clip start), so variable frame rate is sampled correctly.
     Frames not sampled are never colour-converted; ``on_decoded(t, frame)`` sees every decoded frame of
@@ -253,9 +251,10 @@ def iter_frames(
         raise ValueError(f"end_s ({end_s}) must be after start_s ({start_s})")
     with _open_container(uri) as container:
         stream = _video_stream(container, uri)
-        stream.thread_type = "AUTO"  # frame + slice threads: decoding dominates at low sampling rates
-        if threads > 0:
-            stream.thread_count = int(threads)
+        # frame + slice threads: decoding dominates at low sampling rates. Their count stays FFmpeg's: one
+        # decoding thread (thread_count 1) surfaced a truncated file's last packet as "Invalid data" a second
+        # early, where the threaded decoder ends at the last whole frame, so the count would change outputs
+        stream.thread_type = "AUTO"
         native_fps = _frame_rate(stream)
         stream_start = _stream_start(stream)
         declared = _declared_duration(container, stream)

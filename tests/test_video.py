@@ -93,16 +93,6 @@ def test_images_are_rgb_and_never_upscaled(media_dir: Path) -> None:
     np.testing.assert_array_equal(frames[0].image, first)
 
 
-def test_one_decoder_thread_gives_the_same_frames(media_dir: Path) -> None:
-    """A Ray actor caps the decoder at its share of the cores (run.perception_threads): same frames, same times."""
-    uri = str(media_dir / "atd_kitchen.mp4")
-    default, single = (list(iter_frames(uri, fps=5, max_side=640, threads=n)) for n in (0, 1))
-    assert len(default) == len(single) >= 15
-    for a, b in zip(default, single):
-        assert a.t == b.t
-        np.testing.assert_array_equal(a.image, b.image)
-
-
 def test_segment_times_are_from_clip_start(media_dir: Path) -> None:
     uri = str(media_dir / "atd_kitchen.mp4")
     frames = list(iter_frames(uri, fps=10, max_side=320, start_s=1.0, end_s=2.0))
