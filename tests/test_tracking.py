@@ -399,6 +399,37 @@ def test_motion_alone_does_not_join_a_colourless_box_suddenly_much_wider() -> No
     assert not unseen_widening(entering, pair, config)
 
 
+def test_motion_alone_does_not_join_against_the_persons_own_motion_when_another_box_fits_it() -> None:
+    """opencv_vtest 16.0-17.5 s at 2 fps: a man walking right and one walking left cross with overlapping
+    boxes (no colours), each a chain of one-frame tracklets. "Stood still" joined the right-walker's 16.5 s
+    box to the left-walker's 17.0 s box (0.014 away) while his own 17.0 s box fitted his motion (0.001 off)."""
+    from dataclasses import replace
+
+    from tracking.motion_rivals import motion_rival
+    from tracking.stitching import stitch_tracklets
+
+    def one(t, x, width=0.04):
+        box = np.array([[x - width / 2, 0.37, x + width / 2, 0.52]])
+        return Tracklet(0, np.array([int(round(t * 2))]), np.array([t]), box, np.zeros(DESCRIPTOR_SIZE))
+
+    times = [16.0, 16.5, 17.0, 17.5]
+    right = [one(t, x) for t, x in zip(times, [0.586, 0.600, 0.615, 0.627])]
+    left = [one(t, x) for t, x in zip(times, [0.679, 0.630, 0.586, 0.536])]
+
+    def mixed(groups):
+        return any(any(t is r for t in g for r in right) and any(t is l for t in g for l in left) for g in groups)
+
+    config = Config().tracking
+    assert not mixed(stitch_tracklets(right + left, config))
+    assert mixed(stitch_tracklets(right + left, replace(config, stitch_motion_rival_margin=0.0)))
+    # the rule itself: the right-walker's velocity (16.0 -> 16.5) puts him at his own 17.0 s box, not hers
+    assert motion_rival(right[:2], [left[2]], right[1], left[2], [right[2], left[1]], 0.5)
+    # one sighting has no velocity; a join that follows the motion has no rival; nobody else, no rival
+    assert not motion_rival([right[1]], [left[2]], right[1], left[2], [right[2], left[1]], 0.5)
+    assert not motion_rival(right[:2], [right[2]], right[1], right[2], [left[2], left[1]], 0.5)
+    assert not motion_rival(right[:2], [left[2]], right[1], left[2], [], 0.5)
+
+
 def test_a_single_sample_in_someone_elses_colours_is_taken_out_of_a_track() -> None:
     """opencv_vtest 50.5 s: the black-coat man's track took the jeans man's box for one sample."""
     coat, jeans = np.zeros(DESCRIPTOR_SIZE, np.float32), np.zeros(DESCRIPTOR_SIZE, np.float32)

@@ -52,6 +52,11 @@ class TrackingConfig:
     # the blonde woman's own box (0.054 wide), then one around her and the red-jacket man (0.104, its
     # torso too small for colours). Costs a striped-jumper man's 2-row id there (arm swung out, 19.0 s)
     stitch_unseen_max_widening: float = 1.6
+    # ...nor when either side's own velocity (its group's sightings over the last second), carried over the
+    # gap, lands nearer another box than the candidate by more than this many box widths: two people crossing
+    # with unreadable colours (tracking/motion_rivals.py; opencv_vtest 16.5 -> 17.0 s, a man walking right
+    # joined on "stood still" to one walking left 0.014 away while his own next box was 0.001 off). 0 = off
+    stitch_motion_rival_margin: float = 0.5
     stitch_motion_slack: float = 0.5  # plus this fraction of the box width, whatever the gap
     # a gap longer than this within a shot means the person left (or hid) and came back: the motion
     # allowance stops growing, and the colours must agree more closely (someone else may have arrived)

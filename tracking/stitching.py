@@ -29,6 +29,7 @@ from tracking.config import TrackingConfig
 from tracking.appearance import appearance_distance
 from tracking.cut_matching import join_across_cuts
 from tracking.faces import FaceBank, face_distance
+from tracking.motion_rivals import motion_rival
 from tracking.tracker import track_shot
 
 _VELOCITY_WINDOW_S = 1.0  # velocity at a tracklet end is measured over its last second
@@ -190,6 +191,10 @@ def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig,
             return False  # ...and only when nobody else was seen nearer in between
         if np.isnan(distance) and unseen_widening(previous, current, config):
             return False  # ...nor onto a box suddenly much wider that has no colours: it may hold two
+        if np.isnan(distance) and others is not None and motion_rival(
+                [t for t, side in ordered if side == side_p], [t for t, side in ordered if side == side_c],
+                previous, current, others, config.stitch_motion_rival_margin):
+            return False  # ...nor against either side's own motion when another box fits it better
         if gap > config.stitch_reentry_seconds and not (
             distance <= config.stitch_reentry_appearance_max  # NaN fails too
             and min(previous.end - previous.start, current.end - current.start) >= config.stitch_reentry_min_seconds - 1e-6

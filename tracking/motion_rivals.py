@@ -1,0 +1,76 @@
+"""Motion rivals: a join on motion alone is refused where another box fits the person's own motion better.
+
+At a low sampling rate (2 fps) walkers' boxes rarely overlap from one sample to the next, so a person is a
+chain of one-frame tracklets that stitching joins on motion; where two people cross, their boxes overlap and
+their colours are unreadable (stitching._clean_appearance), so motion alone decides. A one-frame tracklet has
+no velocity of its own, and "stood still" then fits the crosser's box as well as the person's own next box
+(opencv_vtest 16.5 -> 17.0 s: a man walking right joined to a man walking left 0.014 away). The group the
+tracklet already belongs to does have a velocity: extrapolated over the gap it says where the person went.
+When another sighting lands nearer that prediction (by more than a margin in box widths) than the candidate
+does, the candidate contradicts the person's motion and someone else fits it: motion does not vouch. The
+test runs both ways (the later group's velocity, extrapolated backwards, must fit the earlier box too).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_VELOCITY_WINDOW_S = 1.0  # a group's velocity is measured over its sightings of the last second before the gap
+_EXTRAPOLATE_MAX_S = 1.0  # and carried at most this far
+
+
+def _sightings(members) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Times (K,), centres (K, 2) and box widths (K,) of a group's tracklets, in time order."""
+    times = np.concatenate([m.times for m in members])
+    boxes = np.concatenate([m.boxes for m in members])
+    order = np.argsort(times, kind="stable")
+    boxes = boxes[order]
+    return times[order], (boxes[:, :2] + boxes[:, 2:]) / 2, boxes[:, 2] - boxes[:, 0]
+
+
+def _velocity(times: np.ndarray, centres: np.ndarray, at: float, forward: bool) -> np.ndarray | None:
+    """Centre velocity over the sightings within a second before ``at`` (``forward``) or after it; None when
+    they span no time (a single sighting says nothing about where the person was going)."""
+    if forward:
+        near = np.flatnonzero((times <= at + 1e-6) & (times >= at - _VELOCITY_WINDOW_S - 1e-6))
+    else:
+        near = np.flatnonzero((times >= at - 1e-6) & (times <= at + _VELOCITY_WINDOW_S + 1e-6))
+    if len(near) < 2 or times[near[-1]] - times[near[0]] <= 0:
+        return None
+    return (centres[near[-1]] - centres[near[0]]) / (times[near[-1]] - times[near[0]])
+
+
+def _rival_fits_better(from_members, at: float, target: np.ndarray, target_t: float, forward: bool,
+                       others, margin: float) -> bool:
+    times, centres, widths = _sightings(from_members)
+    velocity = _velocity(times, centres, at, forward)
+    if velocity is None:
+        return False
+    k = int(np.argmin(np.abs(times - at)))
+    origin, width = centres[k], float(widths[k])
+
+    def predicted(t: float) -> np.ndarray:
+        return origin + velocity * float(np.clip(t - at, -_EXTRAPOLATE_MAX_S, _EXTRAPOLATE_MAX_S))
+
+    own_error = float(np.linalg.norm(target - predicted(target_t)))
+    low, high = (at, target_t) if forward else (target_t, at)
+    for other in others:
+        inside = np.flatnonzero((other.times > low + 1e-6) & (other.times < high - 1e-6)
+                                | (np.abs(other.times - target_t) <= 1e-6))
+        for j in inside:
+            centre = (other.boxes[j, :2] + other.boxes[j, 2:]) / 2
+            if float(np.linalg.norm(centre - predicted(float(other.times[j])))) + margin * width < own_error:
+                return True
+    return False
+
+
+def motion_rival(earlier_members, later_members, previous, current, others, margin: float) -> bool:
+    """Whether joining ``previous`` (a tracklet of the earlier group ``earlier_members``) to ``current`` (of
+    ``later_members``) contradicts either group's own motion while another tracklet of ``others`` (neither
+    group's) has a sighting, in the gap or at the candidate's frame, nearer the extrapolated position by more
+    than ``margin`` of the predicting group's box width. ``margin`` <= 0: off."""
+    if margin <= 0:
+        return False
+    before = [m for m in earlier_members if m.start <= previous.end + 1e-6]
+    after = [m for m in later_members if m.end >= current.start - 1e-6]
+    return (_rival_fits_better(before, previous.end, current.centre(0), current.start, True, others, margin)
+            or _rival_fits_better(after, current.start, previous.centre(-1), previous.end, False, others, margin))
