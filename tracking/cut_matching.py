@@ -26,7 +26,7 @@ does the work.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
@@ -55,8 +55,7 @@ class _People:
         if self._faces is None or not len(self._faces):
             return None
         if k not in self._face:
-            found = [f for f in (self._faces.pooled(t.rows) for t in self.people[k]) if f is not None]
-            self._face[k] = np.mean(found, axis=0) if found else None
+            self._face[k] = self._faces.person(self.people[k])
         return self._face[k]
 
     def followed(self, k: int) -> float:
@@ -129,8 +128,7 @@ def _has_rival(cues: list[Cue], i: int, j: int, pairs: dict[int, int], settled: 
     return False
 
 
-def match_across_cut(rows: _People, cols: _People, config: TrackingConfig,
-                     log: Optional[Callable[[str], None]] = None) -> list[tuple[int, int]]:
+def match_across_cut(rows: _People, cols: _People, config: TrackingConfig) -> list[tuple[int, int]]:
     """Pairs (row, column): the earlier person each of the new shot's people is, where the evidence
     decides (module doc)."""
     n, m = len(rows.people), len(cols.people)
@@ -148,8 +146,6 @@ def match_across_cut(rows: _People, cols: _People, config: TrackingConfig,
     pairs: list[tuple[int, int]] = []
     for i, j in candidates.items():
         if not _has_rival([Cue(colour, config.cut_colour_margin)], i, j, candidates):
-            if log is not None:
-                log(f"row {i} col {j}: colour {colour[i, j]:.2f}, settled by colours")
             pairs.append((i, j))
     open_rows = [i for i in range(n) if i not in {p[0] for p in pairs}]
     open_cols = [j for j in range(m) if j not in {p[1] for p in pairs}]
@@ -190,19 +186,13 @@ def match_across_cut(rows: _People, cols: _People, config: TrackingConfig,
         if faces_agree or colours_here:
             decided[i] = j
     for i, j in decided.items():
-        if (i, j) in pairs:
-            continue
-        f, c, p = face[i, j], colour[i, j], place[i, j]
-        rival = _has_rival(cues, i, j, decided, settled)
-        if log is not None:
-            log(f"row {i} col {j}: face {f:.2f} colour {c:.2f} place {p:.2f} cost {cost[i, j]:.2f} rival {rival}")
-        if not rival:
+        if (i, j) not in pairs and not _has_rival(cues, i, j, decided, settled):
             pairs.append((i, j))
     return pairs
 
 
-def join_across_cuts(people: list[list["Tracklet"]], config: TrackingConfig, faces: Optional[FaceBank] = None,
-                     log: Optional[Callable[[str], None]] = None) -> list[list["Tracklet"]]:
+def join_across_cuts(people: list[list["Tracklet"]], config: TrackingConfig,
+                     faces: Optional[FaceBank] = None) -> list[list["Tracklet"]]:
     """People stitched within their shots -> people across the whole clip: shot by shot, each new shot's
     people are matched to those seen before (``match_across_cut``); those not matched stay new people."""
     shot_of = [min(t.shot_id for t in p) for p in people]
@@ -214,9 +204,7 @@ def join_across_cuts(people: list[list["Tracklet"]], config: TrackingConfig, fac
         candidates = [k for k, p in enumerate(joined) if start - max(t.end for t in p) <= config.stitch_max_gap_seconds]
         pairs = []
         if candidates:
-            if log is not None:
-                log(f"shot {shot}: {len(candidates)} earlier people, {len(new)} new")
-            pairs = match_across_cut(_People([joined[k] for k in candidates], faces), _People(new, faces), config, log)
+            pairs = match_across_cut(_People([joined[k] for k in candidates], faces), _People(new, faces), config)
         matched = {j: candidates[i] for i, j in pairs}
         for j, person in enumerate(new):
             if j in matched:

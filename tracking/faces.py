@@ -75,6 +75,11 @@ class FaceBank:
         self._pooled[key] = result
         return result
 
+    def person(self, tracklets) -> Optional[np.ndarray]:
+        """The mean of the pooled faces of a person's tracklets (each with ``rows``); None: no face."""
+        found = [f for f in (self.pooled(t.rows) for t in tracklets) if f is not None]
+        return np.mean(found, axis=0) if found else None
+
 
 def face_distance(a: Optional[np.ndarray], b: Optional[np.ndarray]) -> float:
     """Euclidean distance of two pooled descriptors; NaN when either has no face."""

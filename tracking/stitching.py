@@ -11,8 +11,8 @@ sampling rates and camera cuts break a person into several tracklets. Stitching 
   second arrived at one;
 - faces (tracking/faces.py) that agree vouch for colours a pose change moved (however far: in a close-up
   the "torso" is a strip of shoulders and whatever arm enters the box) over a short gap, when no other
-  face in the shot is as close; faces far
-  apart veto a re-entry within a shot; they are described only where colours leave doubt;
+  face in the shot is as close; faces far apart veto a re-entry within a shot; they are described only
+  where colours leave doubt;
 - greedy within each shot, most similar pair first, re-scoring merged groups by their pooled colours;
 - then across cuts, one assignment per cut between the people seen before and the new shot's people
   (tracking/cut_matching.py).
@@ -234,8 +234,7 @@ def stitch_tracklets(tracklets: list[Tracklet], config: TrackingConfig,
         colour_bound = np.inf
 
     def group_face(group: _Group):
-        found = [f for f in (faces.pooled(t.rows) for t in group.members) if f is not None]
-        return np.mean(found, axis=0) if found else None
+        return faces.person(group.members)
     while len(groups) > 1:
         distances = appearance_distance(
             np.stack([g.appearance_sum for g in groups]), np.stack([g.appearance_sum for g in groups])
