@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-_VELOCITY_WINDOW_S = 1.0  # a group's velocity is measured over its sightings of the last second before the gap
-_EXTRAPOLATE_MAX_S = 1.0  # and carried at most this far
+# stitching's too: a velocity is measured over the sightings of the last second before a gap (a tracklet's,
+# or here a whole group's) and carried at most this far into it
+VELOCITY_WINDOW_S = 1.0
+EXTRAPOLATE_MAX_S = 1.0
 
 
 def _sightings(members) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -31,9 +33,9 @@ def _velocity(times: np.ndarray, centres: np.ndarray, at: float, forward: bool) 
     """Centre velocity over the sightings within a second before ``at`` (``forward``) or after it; None when
     they span no time (a single sighting says nothing about where the person was going)."""
     if forward:
-        near = np.flatnonzero((times <= at + 1e-6) & (times >= at - _VELOCITY_WINDOW_S - 1e-6))
+        near = np.flatnonzero((times <= at + 1e-6) & (times >= at - VELOCITY_WINDOW_S - 1e-6))
     else:
-        near = np.flatnonzero((times >= at - 1e-6) & (times <= at + _VELOCITY_WINDOW_S + 1e-6))
+        near = np.flatnonzero((times >= at - 1e-6) & (times <= at + VELOCITY_WINDOW_S + 1e-6))
     if len(near) < 2 or times[near[-1]] - times[near[0]] <= 0:
         return None
     return (centres[near[-1]] - centres[near[0]]) / (times[near[-1]] - times[near[0]])
@@ -49,7 +51,7 @@ def _rival_fits_better(from_members, at: float, target: np.ndarray, target_t: fl
     origin, width = centres[k], float(widths[k])
 
     def predicted(t: float) -> np.ndarray:
-        return origin + velocity * float(np.clip(t - at, -_EXTRAPOLATE_MAX_S, _EXTRAPOLATE_MAX_S))
+        return origin + velocity * float(np.clip(t - at, -EXTRAPOLATE_MAX_S, EXTRAPOLATE_MAX_S))
 
     own_error = float(np.linalg.norm(target - predicted(target_t)))
     low, high = (at, target_t) if forward else (target_t, at)

@@ -29,11 +29,9 @@ from tracking.config import TrackingConfig
 from tracking.appearance import appearance_distance
 from tracking.cut_matching import join_across_cuts
 from tracking.faces import FaceBank, face_distance
-from tracking.motion_rivals import motion_rival
+from tracking.motion_rivals import EXTRAPOLATE_MAX_S, VELOCITY_WINDOW_S, motion_rival
 from tracking.tracker import track_shot
 
-_VELOCITY_WINDOW_S = 1.0  # velocity at a tracklet end is measured over its last second
-_EXTRAPOLATE_MAX_S = 1.0  # and trusted for at most this long into a gap
 
 
 @dataclass
@@ -60,7 +58,7 @@ class Tracklet:
 
     def end_velocity(self) -> np.ndarray:
         """Centre velocity (normalised units per second) over the last second of the tracklet."""
-        recent = np.flatnonzero(self.times >= self.end - _VELOCITY_WINDOW_S)
+        recent = np.flatnonzero(self.times >= self.end - VELOCITY_WINDOW_S)
         first = recent[0]
         span = self.end - float(self.times[first])
         if span <= 0:
@@ -68,7 +66,7 @@ class Tracklet:
         return (self.centre(-1) - self.centre(first)) / span
 
     def start_velocity(self) -> np.ndarray:
-        early = np.flatnonzero(self.times <= self.start + _VELOCITY_WINDOW_S)
+        early = np.flatnonzero(self.times <= self.start + VELOCITY_WINDOW_S)
         last = early[-1]
         span = float(self.times[last]) - self.start
         if span <= 0:
@@ -82,7 +80,7 @@ def plausible_motion(earlier: Tracklet, later: Tracklet, config: TrackingConfig)
     same backwards), allowing ``stitch_motion_max`` per second of gap (at most ``stitch_motion_max_heights``
     box heights per second) on top of a size-based slack."""
     gap = max(later.start - earlier.end, 0.0)
-    coast = min(gap, _EXTRAPOLATE_MAX_S)
+    coast = min(gap, EXTRAPOLATE_MAX_S)
     end, start = earlier.centre(-1), later.centre(0)
     jump = min(
         float(np.linalg.norm(start - end)),  # stood still
