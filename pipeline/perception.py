@@ -290,6 +290,9 @@ def associate_targets(
     head_only = merged.gaze_source == GAZE_SOURCE_KEYPOINTS
     back_view = ~face_keypoints_seen(merged.keypoints)
     with_times = times is not None and shot_ids is not None
+    # each row's time and shot, for the rules that look at a person's neighbouring samples
+    row_times = np.asarray(times)[frame_index] if with_times else None
+    row_shots = np.asarray(shot_ids)[frame_index] if with_times else None
 
     def gaze_targets(direction: np.ndarray):
         """(code, id, point) of every row for these gaze directions: the association and the rules on it."""
@@ -312,7 +315,7 @@ def associate_targets(
         )
         if with_times and object_boxes is not None:
             code, ids = geometry.gaze_on_pointed_objects(
-                np.asarray(times)[frame_index], frame_index, person, np.asarray(shot_ids)[frame_index], code, ids,
+                row_times, frame_index, person, row_shots, code, ids,
                 merged.gaze_origin, direction, point_code, point_id, merged.head_xyxy, person, frame_index,
                 object_boxes, object_id, object_frame, aspect=aspect,
                 max_angle_deg=gaze.pointed_object_max_angle_deg, hold_seconds=gaze.pointed_object_hold_seconds,
@@ -332,7 +335,7 @@ def associate_targets(
         # margin is inside the noise and the target settles on the look's firm neighbours
         reads = [gaze_targets(turned.astype(np.float32)) for turned in geometry.turned_directions(merged.gaze_dir, uncertainty)]
         settled_code, settled_id, _ = geometry.settle_ambiguous_targets(
-            np.asarray(times)[frame_index], person, np.asarray(shot_ids)[frame_index], gaze_code, gaze_id,
+            row_times, person, row_shots, gaze_code, gaze_id,
             np.stack([r[0] for r in reads]), np.stack([r[1] for r in reads]), gaze.settle_seconds,
             direction=merged.gaze_dir, max_turn_deg=uncertainty,
         )
@@ -344,9 +347,9 @@ def associate_targets(
                     gaze_point[k] = point[k]
                     break
         gaze_code, gaze_id = settled_code, settled_id
-    if times is not None and shot_ids is not None and gaze.target_stable_seconds > 0:
+    if with_times and gaze.target_stable_seconds > 0:
         gaze_code, gaze_id = geometry.stable_targets(
-            np.asarray(times)[frame_index], person, np.asarray(shot_ids)[frame_index], gaze_code, gaze_id,
+            row_times, person, row_shots, gaze_code, gaze_id,
             geometry.stability_window(np.asarray(times), gaze.target_stable_seconds),
             direction=merged.gaze_dir, min_turn_deg=gaze.target_turn_keep_deg,
         )

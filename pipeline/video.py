@@ -360,12 +360,8 @@ class ShotDetector:
             raise ValueError(f"ShotDetector expects increasing times, got {t} after {self._times[-1]}")
         n = len(self._times)
         previous = self._greys[n - 1] if n else None
-        if previous is not None and previous.shape != grey.shape:  # size change mid-stream: a cut
-            grey_cmp = cv2.resize(grey, (previous.shape[1], previous.shape[0]), interpolation=cv2.INTER_AREA)
-        else:
-            grey_cmp = grey
         self._times.append(float(t))
-        self._diffs.append(float(np.abs(grey_cmp - previous).mean()) if previous is not None else 0.0)
+        self._diffs.append(_grey_change(previous, grey) if previous is not None else 0.0)
         self._greys.append(grey)
         # judge every frame that now has its whole look-ahead window
         while self._judged <= n - self.WINDOW:
@@ -388,11 +384,7 @@ class ShotDetector:
         if change < self.threshold * baseline:
             return
         if i + 1 < n:  # the new picture stays: the frame after still differs from the one before the cut
-            after = self._greys[i + 1]
-            before = self._greys[i - 1]
-            if after.shape != before.shape:
-                after = cv2.resize(after, (before.shape[1], before.shape[0]), interpolation=cv2.INTER_AREA)
-            if float(np.abs(after - before).mean()) < 0.5 * change:
+            if _grey_change(self._greys[i - 1], self._greys[i + 1]) < 0.5 * change:
                 return
         self._cuts.append(self._times[i])
 
@@ -425,6 +417,14 @@ class ShotDetector:
         cuts = np.concatenate([[0.0], np.asarray(self._cuts, np.float64)])
         passed = np.searchsorted(cuts, times + _PTS_EPSILON_S, side="right") - 1
         return cuts[np.maximum(passed, 0)]
+
+
+def _grey_change(earlier: np.ndarray, later: np.ndarray) -> float:
+    """Mean absolute difference of two small grey frames (0-255); ``later`` is resized to ``earlier``'s size
+    when the stream changed size mid-way (itself a cut)."""
+    if later.shape != earlier.shape:
+        later = cv2.resize(later, (earlier.shape[1], earlier.shape[0]), interpolation=cv2.INTER_AREA)
+    return float(np.abs(later - earlier).mean())
 
 
 def _shrink(grey: np.ndarray, width: int) -> np.ndarray:
