@@ -533,6 +533,31 @@ def stability_window(times: np.ndarray, target_stable_seconds: float) -> float:
     return max(float(target_stable_seconds), 1.25 * step)
 
 
+def _look_rows(times, person, shot, type_code, target_id):
+    """The per-row inputs of the rules over a person's neighbouring samples, as checked flat arrays."""
+    times = np.asarray(times, np.float64).reshape(-1)
+    person = np.asarray(person, np.int64).reshape(-1)
+    shot = np.asarray(shot, np.int64).reshape(-1)
+    type_code = np.asarray(type_code).reshape(-1)
+    target_id = np.asarray(target_id).reshape(-1)
+    _check_rows(len(times), person=person, shot=shot, type_code=type_code, target_id=target_id)
+    return times, person, shot, type_code, target_id
+
+
+def _person_shot_runs(times: np.ndarray, person: np.ndarray, shot: np.ndarray) -> list[np.ndarray]:
+    """Row indices of each (person, shot), in time order: one look never spans two people or a cut."""
+    order = np.lexsort((times, shot, person))
+    key = np.stack([person[order], shot[order]], axis=1)
+    return np.split(order, np.flatnonzero((np.diff(key, axis=0) != 0).any(axis=1)) + 1)
+
+
+def _unit_rows(direction: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(n, D) unit directions (NaN read as 0) and (n,) whether each row has one."""
+    unit = np.nan_to_num(np.asarray(direction, np.float64).reshape(n, -1))
+    norm = np.linalg.norm(unit, axis=1)
+    return unit / np.maximum(norm, 1e-9)[:, None], norm > 1e-9
+
+
 def stable_targets(
     times: np.ndarray,
     person: np.ndarray,
@@ -552,27 +577,16 @@ def stable_targets(
     neighbour's keeps its target: the head moved, so it is a new look (at 2 fps a 0.8 s look into the
     camera is one sample between two others). Rows without a target (``unknown_code``) neither vote
     nor change. Returns new (type_code, target_id) arrays."""
-    times = np.asarray(times, np.float64).reshape(-1)
-    person = np.asarray(person, np.int64).reshape(-1)
-    shot = np.asarray(shot, np.int64).reshape(-1)
-    type_code = np.asarray(type_code).reshape(-1)
-    target_id = np.asarray(target_id).reshape(-1)
-    _check_rows(len(times), person=person, shot=shot, type_code=type_code, target_id=target_id)
+    times, person, shot, type_code, target_id = _look_rows(times, person, shot, type_code, target_id)
     out_type, out_id = type_code.copy(), target_id.copy()
     if half_window_s <= 0 or len(times) == 0:
         return out_type, out_id
     voting = type_code != unknown_code
     turn_cos = unit = has_direction = None
     if direction is not None and min_turn_deg > 0:
-        unit = np.nan_to_num(np.asarray(direction, np.float64).reshape(len(times), -1))
-        norm = np.linalg.norm(unit, axis=1)
-        has_direction = norm > 1e-9
-        unit = unit / np.maximum(norm, 1e-9)[:, None]
+        unit, has_direction = _unit_rows(direction, len(times))
         turn_cos = float(np.cos(np.radians(min_turn_deg)))
-    order = np.lexsort((times, shot, person))
-    key = np.stack([person[order], shot[order]], axis=1)
-    breaks = np.flatnonzero((np.diff(key, axis=0) != 0).any(axis=1)) + 1
-    for rows in np.split(order, breaks):
+    for rows in _person_shot_runs(times, person, shot):
         rows = rows[voting[rows]]
         t = times[rows]
         lo = np.searchsorted(t, t - half_window_s - 1e-9, side="left")
@@ -631,28 +645,21 @@ def settle_ambiguous_targets(
     that angle of the row's is the same look: a head that turned is a new look, whose target a marginal
     read must not inherit (a glance into the lens between looks at hands). Unknown rows stay unknown and
     are never firm neighbours. Returns new (type_code, target_id) and the (R,) bool ``firm``."""
-    times = np.asarray(times, np.float64).reshape(-1)
-    person = np.asarray(person, np.int64).reshape(-1)
-    shot = np.asarray(shot, np.int64).reshape(-1)
-    type_code = np.asarray(type_code).reshape(-1)
-    target_id = np.asarray(target_id).reshape(-1)
+    times, person, shot, type_code, target_id = _look_rows(times, person, shot, type_code, target_id)
     alt_code = np.asarray(alt_code).reshape(-1, len(times))
     alt_id = np.asarray(alt_id).reshape(-1, len(times))
-    _check_rows(len(times), person=person, shot=shot, type_code=type_code, target_id=target_id)
     known = type_code != unknown_code
     firm = known & ((alt_code == type_code) & (alt_id == target_id)).all(axis=0)
     unit = turn_cos = None
     if direction is not None and max_turn_deg is not None:
-        unit = np.nan_to_num(np.asarray(direction, np.float64).reshape(len(times), 3))
-        unit = unit / np.maximum(np.linalg.norm(unit, axis=1), 1e-9)[:, None]
+        unit, _ = _unit_rows(direction, len(times))
         turn_cos = np.cos(np.radians(np.broadcast_to(np.asarray(max_turn_deg, np.float64), (len(times),))))
     out_type, out_id = type_code.copy(), target_id.copy()
     ambiguous = known & ~firm
-    # one look is one person in one shot: neighbours are searched within those groups only
-    _, group = np.unique(np.stack([person, shot], axis=1), axis=0, return_inverse=True)
-    group = group.reshape(-1)
-    for g in np.unique(group[ambiguous]).tolist():
-        rows = np.flatnonzero(group == g)
+    # neighbours are searched within each person and shot only
+    for rows in _person_shot_runs(times, person, shot):
+        if not ambiguous[rows].any():
+            continue
         firm_rows = rows[firm[rows]]
         for r in rows[ambiguous[rows]].tolist():
             options = set(zip(alt_code[:, r].tolist(), alt_id[:, r].tolist())) | {(int(type_code[r]), int(target_id[r]))}
