@@ -63,6 +63,10 @@ class DetectorConfig:
     # that search runs on every frame while it finds someone, otherwise once per this interval
     search_interval_seconds: float = 1.0
     hand_model: bool = True  # run the hand landmark model on raised arms (pointing / open palm)
+    # every model (YOLO pose, face detection, face mesh, hands) reads each image as it is and mirrored, and
+    # the two reads are averaged (detectors/mirror.py): a mirrored clip gives the same people, gaze and
+    # gestures, and each read is steadier. Costs a second pass of each model
+    mirror_average: bool = True
     # a face no person holds is a person of its own (close-ups: detectors/face_people.py) when fewer than
     # this many head heights of the frame lie below it (its body is out of view) and it is on no one's
     # box; 0 = off

@@ -100,7 +100,8 @@ class MediaPipeDetector:
         self.pool = PersonPool(threads, lambda: MediaPipeModels(face_min_conf=0.3, pose_min_conf=0.4), first=models)
         self.models = self.pool.model_sets[0]
         self.model_sets = self.pool.model_sets
-        self.refiners = [PersonRefiner(gaze, pointing, hand_model=config.hand_model, models=m) for m in self.model_sets]
+        self.refiners = [PersonRefiner(gaze, pointing, hand_model=config.hand_model, models=m,
+                                      mirror_average=config.mirror_average) for m in self.model_sets]
         self.max_search_passes = config.mediapipe_search_passes
         # frames between whole-frame searches while a search finds nobody (always the next frame otherwise)
         self.search_every = max(1, round(fps * config.search_interval_seconds))

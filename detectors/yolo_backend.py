@@ -9,6 +9,7 @@ import numpy as np
 from detectors.base import check_frames
 from detectors.keypoints import box_intersection_matrix, box_iou_matrix, head_box
 from detectors.mediapipe_models import MIN_FACE_SHARE, Face, MediaPipeModels
+from detectors.mirror import flipped_faces, flipped_observations, merged_faces, merged_reads
 from detectors.observation import FrameObservations
 from detectors.pair_split import without_pair_boxes
 from detectors.person_pool import PersonPool
@@ -35,7 +36,8 @@ class YoloPoseDetector:
         self.model, self.runtime, self.device = loaded.model, loaded.runtime, loaded.device
         # face mesh and hands run per person on crops, one MediaPipe model set per thread
         self.pool = PersonPool(threads, MediaPipeModels)
-        self.refiners = [PersonRefiner(gaze, pointing, hand_model=config.hand_model, models=m) for m in self.pool.model_sets]
+        self.refiners = [PersonRefiner(gaze, pointing, hand_model=config.hand_model, models=m,
+                                      mirror_average=config.mirror_average) for m in self.pool.model_sets]
         self.refine_seconds = 0.0  # time spent in face mesh / hands so far (the pipeline reports it apart)
         self.pair_crops = 0  # boxes detected again zoomed in so far (detectors/pair_split.py)
 
@@ -50,29 +52,26 @@ class YoloPoseDetector:
         batch_size = max(1, int(self.config.batch_size))
         for start in range(0, len(frames), batch_size):
             batch = frames[start : start + batch_size]
-            results = self._predict(batch, self.config.yolo_input_size, self._candidate_conf())
-            boxes = [_boxes(r) for r in results]
+            reads = self._observe(batch, self.config.yolo_input_size, self._candidate_conf())
+            boxes = [_boxes(r) for r in reads]
             heights = np.concatenate([h[c >= self.config.person_conf] for c, h in boxes])
             crowd = len(heights) and float(np.median(heights)) < self.config.small_person_height
             if crowd:
-                results = self._predict(batch, self.config.yolo_small_people_input_size)
+                reads = self._observe(batch, self.config.yolo_small_people_input_size)
             # frames where a faint small person stands among large ones (who keep the median up), and
             # frames where nobody was found at all (a far crowd may leave not even a faint candidate):
             # one larger-input call for all of them
             faint = [] if crowd else [k for k, (c, h) in enumerate(boxes)
                                       if np.any((h < self.config.small_person_height) & (c >= self.config.small_candidate_conf))
                                       or (self.config.small_people_when_empty and not np.any(c >= self.config.person_conf))]
-            larger = dict(zip(faint, self._predict([batch[k] for k in faint], self.config.yolo_small_people_input_size))) if faint else {}
+            larger = dict(zip(faint, self._observe([batch[k] for k in faint], self.config.yolo_small_people_input_size))) if faint else {}
             found = []
-            for k, (frame, result) in enumerate(zip(batch, results)):
-                observations = self.from_ultralytics(result, frame.shape[1], frame.shape[0])
+            for k, observations in enumerate(reads):
                 observations = observations[observations.confidence >= self.config.person_conf]
                 if k in larger:
                     # small people from the larger input; large ones keep their usual-input boxes (a
                     # large person's box differs between sizes, which broke their track)
-                    observations = with_small_people(
-                        observations, self.from_ultralytics(larger[k], frame.shape[1], frame.shape[0]),
-                        self.config.small_person_height)
+                    observations = with_small_people(observations, larger[k], self.config.small_person_height)
                 found.append(observations)
             found = self._without_pair_boxes(batch, found)
             started = time.perf_counter()
@@ -101,7 +100,11 @@ class YoloPoseDetector:
             return [], []
         height, width = frame.shape[:2]
         scale = np.array([width, height, width, height], np.float64)
-        faces = [f for f in self.pool.model_sets[0].faces(frame)
+        detector = self.pool.model_sets[0]
+        read = detector.faces(frame)
+        if self.config.mirror_average:
+            read = merged_faces(read, flipped_faces(detector.faces(np.ascontiguousarray(frame[:, ::-1])), width))
+        faces = [f for f in read
                  if f.score >= FACE_MIN_SCORE and f.box[2] - f.box[0] >= MIN_FACE_SHARE * max(width, height)]
         heads = observations.head_xyxy.astype(np.float64) * scale
         margin = np.tile(0.125 * (heads[:, 2:] - heads[:, :2]), 2) * [-1, -1, 1, 1]
@@ -133,14 +136,32 @@ class YoloPoseDetector:
 
     def _detect_crops(self, crops: list[np.ndarray]) -> list[FrameObservations]:
         """People in each crop, normalised to the crop, down to ``pair_split_conf``."""
-        results = []
+        found = []
         for start in range(0, len(crops), max(1, int(self.config.batch_size))):
             part = crops[start : start + max(1, int(self.config.batch_size))]
-            results += self._predict(part, self.config.pair_split_input_size, self.config.pair_split_conf)
-        return [self.from_ultralytics(r, c.shape[1], c.shape[0]) for r, c in zip(results, crops)]
+            found += self._observe(part, self.config.pair_split_input_size, self.config.pair_split_conf)
+        return found
 
     def _candidate_conf(self) -> float:
         return min(self.config.small_candidate_conf, self.config.person_conf)
+
+    def _observe(self, batch: list[np.ndarray], input_size: int, conf: float | None = None) -> list[FrameObservations]:
+        """People in each frame of ``batch`` at ``input_size`` (see ``_predict``). With ``mirror_average``
+        each frame is also read mirrored and the reads merged (detectors/mirror.py)."""
+        if not batch:
+            return []
+        if not self.config.mirror_average:
+            return [self.from_ultralytics(r, f.shape[1], f.shape[0]) for r, f in zip(self._predict(batch, input_size, conf), batch)]
+        results = self._predict(batch + [f[:, ::-1] for f in batch], input_size, conf)
+        found = []
+        for k, frame in enumerate(batch):
+            height, width = frame.shape[:2]
+            direct = self.from_ultralytics(results[k], width, height)
+            mirrored = flipped_observations(self.from_ultralytics(results[len(batch) + k], width, height))
+            merged = merged_reads(direct, mirrored)
+            merged.head_xyxy[:] = head_boxes(merged.keypoints, width, height)
+            found.append(merged)
+        return found
 
     def _predict(self, batch: list[np.ndarray], input_size: int, conf: float | None = None):
         """Ultralytics results at ``input_size``, boxes scoring at least ``conf`` (default person_conf;
@@ -175,27 +196,31 @@ class YoloPoseDetector:
             unseen = (xy == 0).all(axis=-1)
             keypoints[unseen, :2] = np.nan
             keypoints[unseen, 2] = 0.0
-        heads = np.full((n, 4), np.nan, np.float32)
-        scale = np.array([width, height], dtype=np.float64)
-        for i in range(n):
-            pixels = keypoints[i].astype(np.float64)
-            pixels[:, :2] *= scale
-            head = head_box(pixels, KEYPOINT_MIN_SCORE)
-            if head is not None:
-                heads[i] = head / np.concatenate([scale, scale])
         return FrameObservations(
             xyxy=np.clip(xyxy, 0.0, 1.0),
             confidence=confidence,
             keypoints=keypoints,
-            head_xyxy=np.clip(heads, 0.0, 1.0),
+            head_xyxy=head_boxes(keypoints, width, height),
         )
 
 
-def _boxes(result) -> tuple[np.ndarray, np.ndarray]:
-    """(confidences, normalised heights) of one result's boxes."""
-    if result.boxes is None:
-        return np.zeros(0, np.float32), np.zeros(0, np.float32)
-    return result.boxes.conf.cpu().numpy(), result.boxes.xywhn[:, 3].cpu().numpy()
+def head_boxes(keypoints: np.ndarray, width: int, height: int) -> np.ndarray:
+    """(N, 4) normalised head boxes from (N, 17, 3) normalised keypoints of a ``width`` x ``height`` frame;
+    NaN rows where the head keypoints are not seen."""
+    heads = np.full((len(keypoints), 4), np.nan, np.float32)
+    scale = np.array([width, height], dtype=np.float64)
+    for i in range(len(keypoints)):
+        pixels = keypoints[i].astype(np.float64)
+        pixels[:, :2] *= scale
+        head = head_box(pixels, KEYPOINT_MIN_SCORE)
+        if head is not None:
+            heads[i] = head / np.concatenate([scale, scale])
+    return np.clip(heads, 0.0, 1.0)
+
+
+def _boxes(observations: FrameObservations) -> tuple[np.ndarray, np.ndarray]:
+    """(confidences, normalised heights) of one frame's boxes."""
+    return observations.confidence, observations.xyxy[:, 3] - observations.xyxy[:, 1]
 
 
 SAME_PERSON_IOU = 0.5  # boxes of one frame (at two input sizes) overlapping this much are one person

@@ -7,12 +7,15 @@ What the run's events are (2 fps, default settings) and, per category, why it do
   does X look at), T2 (which interaction: shared attention), T6 (the group's attention).
 - deepoint_pointing_folding (3.4-6.4 s): one man looks at and points at the lamp (the referent finder's
   'object') -> G2 (which gesture), G4 (how many times; who gestures most over the film).
-- mmaction2_hug_lab (6.5-9.0 s): looks at each other, eye contact from 7.0 s (after the cut: its start is
-  seen) and its breaking off -> T1, T2, T3 (how long), T4 (which pair).
-- tvhid_highfive_0018 (9.0-11.7 s): eye contact from the cut's first frame -> T4 (which pair); no T3,
-  its start may lie before the cut.
+- mmaction2_hug_lab (6.5-9.0 s): looks at each other, eye contact 7.0-8.5 s (after the cut: its start is
+  seen) and its breaking off -> T1, T2, T3 (how long).
+- tvhid_highfive_0018 (9.0-11.7 s): eye contact 9.5-11.0 s -> T1, T2.
 
 Not supported by these events (the reasons; the templates are right not to fire):
+- T4: each eye contact is the only pair of its two-person shot (no false pair to offer for 'which two'), and
+  1.5 s long in a shot of 2.5 s (no three other windows of its length where the pair is seen and not looking,
+  for 'when'). (Before every model read the mirror too, 0018's eye contact ran from the cut's first frame,
+  which left such windows.)
 - T5: no gaze following (no look that another takes up later).
 - G1: the pointing man is alone in his shot with one object: 'what does he point at' has no three false
   options that a viewer could check (no other person, no other thing), 'who points' no other person.
@@ -34,7 +37,7 @@ from tests.concat_film import concat_clips
 from tests.shared_media import run_socialtrace
 
 CLIPS = ("atd_kitchen.mp4", "deepoint_pointing_folding.mp4", "mmaction2_hug_lab.mp4", "tvhid_highfive_0018.avi")
-SUPPORTED = {"T1", "T2", "T3", "T4", "T6", "G2", "G4"}
+SUPPORTED = {"T1", "T2", "T3", "T6", "G2", "G4"}
 
 
 @pytest.mark.slow

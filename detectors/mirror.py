@@ -1,0 +1,145 @@
+"""Every model reads an image as it is and mirrored, and the two reads are averaged (test-time flip).
+
+The networks socialtrace runs (YOLO pose, MediaPipe face detection, face mesh, hands) are not mirror
+symmetric: the same person in a mirrored clip gets keypoints, boxes and face landmarks a few pixels and
+10-30 degrees of gaze apart, and a target chosen near a box edge flips. A read of the image and a read of
+its mirror, flipped back and averaged, is the same for a clip and its mirror (the pair of reads is the same
+pair, swapped) and steadier than either read alone. The merges here are symmetric in their two arguments.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from detectors.gaze import GazeEstimate
+from detectors.keypoints import box_iou_matrix
+from detectors.mediapipe_models import Face
+from detectors.observation import FrameObservations
+
+# COCO-17 keypoints mirrored: a subject's left eye seen in a mirror is where a right eye would be
+COCO_MIRROR = np.array([0, 2, 1, 4, 3, 6, 5, 8, 7, 10, 9, 12, 11, 14, 13, 16, 15])
+# MediaPipe face detection's six keypoints: right eye, left eye, nose tip, mouth, right ear, left ear
+FACE_KEYPOINTS_MIRROR = np.array([1, 0, 2, 3, 5, 4])
+# two reads of one frame whose boxes overlap this much are the same person (or face)
+SAME_READ_IOU = 0.5
+
+
+def flipped_boxes(xyxy: np.ndarray, width: float) -> np.ndarray:
+    """(N, 4) boxes mirrored about the vertical centre line of an image ``width`` wide (1.0 = normalised)."""
+    xyxy = np.asarray(xyxy)
+    return np.stack([width - xyxy[:, 2], xyxy[:, 1], width - xyxy[:, 0], xyxy[:, 3]], axis=1).astype(xyxy.dtype)
+
+
+def flipped_observations(observations: FrameObservations) -> FrameObservations:
+    """People found on a mirrored frame, as they stand in the frame itself (normalised coordinates):
+    boxes and keypoints flipped, left and right joints swapped. Only the detector's fields are carried."""
+    keypoints = observations.keypoints[:, COCO_MIRROR].copy()
+    keypoints[..., 0] = 1.0 - keypoints[..., 0]
+    return FrameObservations(
+        xyxy=flipped_boxes(observations.xyxy, 1.0), confidence=observations.confidence, keypoints=keypoints,
+        head_xyxy=flipped_boxes(observations.head_xyxy, 1.0),
+    )
+
+
+def _pairs(a: np.ndarray, b: np.ndarray) -> list[tuple[int, int]]:
+    """Box pairs (i of ``a``, j of ``b``) of one thing read twice: the assignment of the largest total IoU,
+    pairs overlapping at least SAME_READ_IOU."""
+    if not len(a) or not len(b):
+        return []
+    iou = box_iou_matrix(a, b)
+    rows, cols = linear_sum_assignment(-iou)
+    return [(int(i), int(j)) for i, j in zip(rows, cols) if iou[i, j] >= SAME_READ_IOU]
+
+
+def _mean_keypoints(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(17, 3) keypoints of one person read twice: where both reads see a joint, the mean place; where one
+    does, its place; the higher score of the two (a joint is seen when either read is sure of it, as the
+    person is)."""
+    out = np.full_like(a, np.nan)
+    seen_a, seen_b = np.isfinite(a[:, :2]).all(axis=1), np.isfinite(b[:, :2]).all(axis=1)
+    both = seen_a & seen_b
+    out[both, :2] = (a[both, :2] + b[both, :2]) / 2
+    out[seen_a & ~seen_b, :2] = a[seen_a & ~seen_b, :2]
+    out[seen_b & ~seen_a, :2] = b[seen_b & ~seen_a, :2]
+    out[:, 2] = np.maximum(np.nan_to_num(a[:, 2]), np.nan_to_num(b[:, 2]))
+    return out
+
+
+def merged_reads(direct: FrameObservations, mirrored: FrameObservations) -> FrameObservations:
+    """One frame's people from two reads (the frame, and its mirror flipped back): a person both reads hold
+    gets the mean box and keypoints and the higher confidence (a person is there when either read is sure);
+    a person only one read holds is kept as that read has it. Head boxes are left for the caller to
+    recompute from the keypoints. Ordered by confidence."""
+    pairs = _pairs(direct.xyxy, mirrored.xyxy)
+    paired_direct = {i for i, _ in pairs}
+    paired_mirrored = {j for _, j in pairs}
+    xyxy, confidence, keypoints = [], [], []
+    for i, j in pairs:
+        xyxy.append((direct.xyxy[i] + mirrored.xyxy[j]) / 2)
+        confidence.append(max(direct.confidence[i], mirrored.confidence[j]))
+        keypoints.append(_mean_keypoints(direct.keypoints[i], mirrored.keypoints[j]))
+    for reads, paired in ((direct, paired_direct), (mirrored, paired_mirrored)):
+        for k in range(len(reads)):
+            if k not in paired:
+                xyxy.append(reads.xyxy[k])
+                confidence.append(reads.confidence[k])
+                keypoints.append(reads.keypoints[k])
+    if not xyxy:
+        return FrameObservations.empty()
+    merged = FrameObservations(xyxy=np.array(xyxy), confidence=np.array(confidence), keypoints=np.array(keypoints))
+    # the same order for a clip and its mirror: confidence first, then height (never the x position)
+    order = np.lexsort((-(merged.xyxy[:, 3] - merged.xyxy[:, 1]), -merged.confidence))
+    return merged[order]
+
+
+def flipped_faces(faces: list[Face], width: float) -> list[Face]:
+    """Faces found on a mirrored image, as they lie in the image itself (pixels, ``width`` wide)."""
+    out = []
+    for face in faces:
+        keypoints = face.keypoints[FACE_KEYPOINTS_MIRROR].copy()
+        keypoints[:, 0] = width - keypoints[:, 0]
+        out.append(Face(box=flipped_boxes(face.box[None], width)[0], score=face.score, keypoints=keypoints))
+    return out
+
+
+def merged_faces(direct: list[Face], mirrored: list[Face]) -> list[Face]:
+    """Faces from two reads of one image: a face both hold gets the mean box and keypoints and the higher
+    score; a face only one holds is kept as it is. Ordered by score."""
+    pairs = _pairs(np.array([f.box for f in direct]).reshape(-1, 4), np.array([f.box for f in mirrored]).reshape(-1, 4))
+    faces = [Face(box=(direct[i].box + mirrored[j].box) / 2, score=max(direct[i].score, mirrored[j].score),
+                  keypoints=(direct[i].keypoints + mirrored[j].keypoints) / 2) for i, j in pairs]
+    faces += [f for k, f in enumerate(direct) if k not in {i for i, _ in pairs}]
+    faces += [f for k, f in enumerate(mirrored) if k not in {j for _, j in pairs}]
+    return sorted(faces, key=lambda f: (-f.score, -(f.box[3] - f.box[1])))
+
+
+def merged_hand_reads(direct: tuple[np.ndarray, float] | None, mirrored: tuple[np.ndarray, float] | None
+                      ) -> tuple[np.ndarray, float] | None:
+    """One hand from two reads of a crop ((21, 3) landmarks in the crop's pixels, score; the mirrored read
+    flipped back): the mean landmarks and the higher score when both found the same hand; when they found
+    different hands (their centres further apart than half the hand's size: a crop holding two hands) or only
+    one read found a hand, the surer read."""
+    if direct is None or mirrored is None:
+        return direct if mirrored is None else mirrored
+    (a, score_a), (b, score_b) = direct, mirrored
+    size = max(float(np.ptp(a[:, :2], axis=0).max()), float(np.ptp(b[:, :2], axis=0).max()), 1e-6)
+    if np.linalg.norm(a[:, :2].mean(axis=0) - b[:, :2].mean(axis=0)) > 0.5 * size:
+        return direct if score_a >= score_b else mirrored
+    return (a + b) / 2, max(score_a, score_b)
+
+
+def merged_gaze_reads(direct: GazeEstimate | None, mirrored: GazeEstimate | None) -> GazeEstimate | None:
+    """One face-mesh gaze from two reads of a face (the mirrored one flipped back). None unless both reads
+    found the face: a face the mesh finds on one side of the mirror only (blur, an arm across it) is not read
+    (the keypoints then give the head's direction). Each read weighs by its confidence (face score x how well
+    the face fits): a blurred or half-hidden face often fits poorly on one side, and that read must not drag
+    the good one. The confidence is the mean of both."""
+    if direct is None or mirrored is None:
+        return None
+    weights = np.array([direct.confidence, mirrored.confidence]) + 1e-6
+    direction = weights[0] * direct.direction + weights[1] * mirrored.direction
+    norm = float(np.linalg.norm(direction))
+    if norm < 1e-9:  # opposite reads: no direction
+        return None
+    return GazeEstimate(origin=(weights[0] * direct.origin + weights[1] * mirrored.origin) / weights.sum(),
+                        direction=direction / norm, confidence=(direct.confidence + mirrored.confidence) / 2)
