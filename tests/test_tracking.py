@@ -374,6 +374,29 @@ def test_motion_alone_does_not_join_when_someone_else_was_seen_nearer_in_between
     assert together(stitch_tracklets([left, seen, other], replace(config, stitch_unseen_ambiguity=0.0)))
 
 
+def test_a_person_seen_beside_both_ends_is_no_alternative_for_a_motion_join() -> None:
+    """yakhyo_classroom_group 1.5 -> 2.5 s: the curly-haired boy (colourless at the right edge) is last seen
+    at 1.5 s and his body again at 2.5 s; the glasses boy's tracklet ends at 2.0 s between them, but his
+    next tracklet is seen at 2.5 s, and he was seen at 1.5 s: he is neither sighting. Someone seen beside
+    the later sighting only may still be the earlier one (opencv_vtest 13.5 -> 14.5 s: the striped man
+    entering at the edge, then the woman in black leaving there while he walks on)."""
+    def at(tracklet):
+        tracklet.frames = np.array([int(round(x * 2)) for x in tracklet.times])
+        return tracklet
+
+    boy = at(_tracklet([1.0, 1.5], [[0.93, 0.50], [0.97, 0.50]], width=0.06))
+    body = at(_tracklet([2.5], [[0.90, 0.36]], width=0.2))
+    glasses = at(_tracklet([1.0, 1.5, 2.0], [[0.82, 0.62], [0.85, 0.62], [0.86, 0.62]], width=0.27))
+    glasses_later = at(_tracklet([2.5, 3.0], [[0.88, 0.65], [0.89, 0.68]], width=0.24))
+    assert nearer_alternative(boy, body, [glasses, glasses_later], ratio=1.5)  # tracklets alone: ambiguous
+    person = set(glasses.frames.tolist()) | set(glasses_later.frames.tolist())
+    frames = {id(glasses): person, id(glasses_later): person}
+    assert not nearer_alternative(boy, body, [glasses, glasses_later], 1.5, frames)
+    # seen beside the later sighting only: could be the earlier one
+    person = set(glasses.frames.tolist()[-1:]) | set(glasses_later.frames.tolist())
+    assert nearer_alternative(boy, body, [glasses, glasses_later], 1.5, {id(glasses): person, id(glasses_later): person})
+
+
 def test_motion_alone_does_not_join_a_colourless_box_suddenly_much_wider() -> None:
     """opencv_vtest 51.0 -> 51.5 s: the woman's own box (0.054 wide), then a colourless box around her
     and the red-jacket man (0.104)."""

@@ -125,19 +125,27 @@ class _Group:
         return min(t.start for t in self.members)
 
 
-def nearer_alternative(previous: Tracklet, current: Tracklet, others: list[Tracklet], ratio: float) -> bool:
+def nearer_alternative(previous: Tracklet, current: Tracklet, others: list[Tracklet], ratio: float,
+                       person_frames: dict[int, set[int]] | None = None) -> bool:
     """Whether another tracklet, seen between ``previous``'s end and ``current``'s start (ends included)
     and never at ``current``'s frames, has a sighting within ``ratio`` times the move from ``previous``'s
     last box to ``current``'s first of either of them: someone else could as well be the one seen, so
-    motion alone does not say who it is."""
+    motion alone does not say who it is. ``person_frames`` (by ``id`` of a tracklet of ``others``): the
+    frames of the person the tracklet is already joined into; a person seen beside both ``previous``'s
+    last sighting and ``current``'s first is neither of them (yakhyo_classroom_group 1.5 -> 2.5 s: the
+    glasses boy's tracklet ends at 2.0 s near where the curly-haired boy's body reappears at 2.5 s, and
+    the glasses boy is seen beside both)."""
     end, start = previous.centre(-1), current.centre(0)
     reach = ratio * float(np.linalg.norm(start - end))
     current_frames = set(current.frames.tolist())
+    ends = {int(previous.frames[-1]), int(current.frames[0])}
     for other in others:
         if other.end < previous.end - 1e-6 or other.start > current.start + 1e-6:
             continue
         if current_frames & set(other.frames.tolist()):
             continue  # seen beside it: not the same person
+        if person_frames is not None and ends <= person_frames.get(id(other), set()):
+            continue  # its person is seen beside both ends: neither of them
         for k in np.flatnonzero((other.times >= previous.end - 1e-6) & (other.times <= current.start + 1e-6)):
             centre = other.centre(int(k))
             if min(np.linalg.norm(centre - start), np.linalg.norm(centre - end)) < reach:
@@ -162,12 +170,13 @@ def unseen_widening(previous: Tracklet, current: Tracklet, config: TrackingConfi
 
 
 def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig,
-              others: list[Tracklet] | None = None, faces=None, face_rival=None) -> bool:
+              others: list[Tracklet] | None = None, faces=None, face_rival=None,
+              person_frames: dict[int, set[int]] | None = None) -> bool:
     """The motion and gap gates between the time-adjacent tracklets of two groups of one shot
     (``others``: every tracklet of neither group, for the ambiguity test of joins on motion alone;
     ``faces()``: the distance of the two groups' pooled faces, NaN when either has none, asked only where
     it decides; ``face_rival(d)``: whether another face of the shot is within d + stitch_face_margin of
-    either group's)."""
+    either group's; ``person_frames``: the frames of the group each tracklet of ``others`` belongs to)."""
     if a.frames & b.frames:
         return False
     face = (lambda: float("nan")) if faces is None else faces
@@ -185,7 +194,7 @@ def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig,
         if np.isnan(distance) and gap > config.stitch_unseen_max_gap_seconds + 1e-6:
             return False  # nothing but motion vouches, and only over a short gap
         if np.isnan(distance) and config.stitch_unseen_ambiguity > 0 and others is not None and nearer_alternative(
-                previous, current, others, config.stitch_unseen_ambiguity):
+                previous, current, others, config.stitch_unseen_ambiguity, person_frames):
             return False  # ...and only when nobody else was seen nearer in between
         if np.isnan(distance) and unseen_widening(previous, current, config):
             return False  # ...nor onto a box suddenly much wider that has no colours: it may hold two
@@ -250,10 +259,11 @@ def stitch_tracklets(tracklets: list[Tracklet], config: TrackingConfig,
             if not np.isfinite(ranked[upper][k]):
                 break
             i, j = int(upper[0][k]), int(upper[1][k])
-            others = None
+            others = person_frames = None
             if np.isnan(distances[i, j]):
                 members = {id(t) for t in groups[i].members + groups[j].members}
                 others = [t for t in tracklets if id(t) not in members]
+                person_frames = {id(t): g.frames for g in groups for t in g.members}
             face = None
             # faces are described only when _can_join asks: where colours leave doubt (a looped clip's every
             # cut would otherwise cost a description per tracklet)
@@ -263,7 +273,7 @@ def stitch_tracklets(tracklets: list[Tracklet], config: TrackingConfig,
             rival = None
             if face is not None:
                 rival = lambda d, i=i, j=j: _face_rival(groups, group_face, i, j, d + config.stitch_face_margin)  # noqa: E731
-            if _can_join(groups[i], groups[j], float(distances[i, j]), config, others, face, rival):
+            if _can_join(groups[i], groups[j], float(distances[i, j]), config, others, face, rival, person_frames):
                 groups[i] = _Group(
                     groups[i].members + groups[j].members,
                     groups[i].frames | groups[j].frames,
