@@ -397,6 +397,46 @@ def test_a_person_seen_beside_both_ends_is_no_alternative_for_a_motion_join() ->
     assert nearer_alternative(boy, body, [glasses, glasses_later], 1.5, {id(glasses): person, id(glasses_later): person})
 
 
+def test_colours_a_pose_moved_join_where_the_tracker_would_have_followed_and_nobody_else_is_in_reach() -> None:
+    """tvhid_highfive_0005: the woman cut by the right edge, hair and arm swinging, is missed for a sample;
+    her two tracklets' colours are 0.49 apart (stitch_appearance_max 0.35), their boxes overlap (IoU 0.81).
+    The tracker, had it seen her, would have followed her (overlap, colours within its 0.55 gate); so
+    does stitching, unless someone else was seen in reach."""
+    from dataclasses import replace
+
+    from tracking.appearance import appearance_distance
+    from tracking.stitching import stitch_tracklets, tracker_would_follow
+
+    def colours(p):
+        d = np.zeros(DESCRIPTOR_SIZE)
+        d[:2] = [p, 1 - p]
+        return d
+
+    def at(tracklet, appearance):
+        tracklet.frames = np.array([int(round(x * 2)) for x in tracklet.times])
+        tracklet.appearance_sum = appearance
+        return tracklet
+
+    config = Config().tracking
+    before = at(_tracklet([0.0, 0.5, 1.0], [[0.94, 0.54], [0.95, 0.54], [0.95, 0.52]]), colours(1.0))
+    after = at(_tracklet([2.0, 2.5], [[0.95, 0.57], [0.96, 0.56]]), colours(0.5625))
+    distance = float(appearance_distance(before.appearance_sum, after.appearance_sum)[0, 0])
+    assert abs(distance - 0.5) < 1e-6
+    assert tracker_would_follow(before, after, distance, config)
+    assert len(stitch_tracklets([before, after], config)) == 1
+    assert len(stitch_tracklets([before, after], replace(config, track_appearance_gate=0.4))) == 2
+    # colours beyond the tracker's gate, boxes apart, or a gap the tracker does not bridge: no
+    assert not tracker_would_follow(before, after, 0.6, config)
+    moved = at(_tracklet([2.0, 2.5], [[0.70, 0.57], [0.71, 0.56]]), colours(0.5625))
+    assert not tracker_would_follow(before, moved, distance, config)
+    late = at(_tracklet([2.5, 3.0], [[0.95, 0.57], [0.96, 0.56]]), colours(0.5625))
+    assert not tracker_would_follow(before, late, distance, config)
+    # someone else seen in reach in between (not beside the later tracklet): colours and place do not decide
+    passer = at(_tracklet([1.5], [[0.90, 0.55]]), colours(0.0))
+    groups = stitch_tracklets([before, after, passer], config)
+    assert not any(any(t is before for t in g) and any(t is after for t in g) for g in groups)
+
+
 def test_motion_alone_does_not_join_a_colourless_box_suddenly_much_wider() -> None:
     """opencv_vtest 51.0 -> 51.5 s: the woman's own box (0.054 wide), then a colourless box around her
     and the red-jacket man (0.104)."""

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from detectors.keypoints import box_intersection_matrix
+from detectors.keypoints import box_intersection_matrix, box_iou
 from detectors.observation import FrameObservations
 from tracking.config import TrackingConfig
 from tracking.appearance import appearance_distance
@@ -169,6 +169,21 @@ def unseen_widening(previous: Tracklet, current: Tracklet, config: TrackingConfi
             and not tracklet.appearance_sum.any())
 
 
+def tracker_would_follow(previous: Tracklet, current: Tracklet, distance: float, config: TrackingConfig) -> bool:
+    """Whether the tracker itself would have carried ``previous`` on to ``current`` had it not missed (or
+    cut) the person in between: a gap it bridges (at most ``track_gap_split_seconds``), boxes that overlap
+    as its association needs (IoU at least 1 - ``match_thresh``) and pooled colours within its association
+    gate (``track_appearance_gate``, not stitching's closer ``stitch_appearance_max``). A partly visible or
+    turning person's colours move that much between samples (tvhid_highfive_0005's woman cut by the right
+    edge, hair and arm swinging: 0.49 between her own tracklets, IoU 0.81 and 0.87; tvhid_highfive_0018's
+    green-scrubs man turning to the camera: 0.50, IoU 0.65). Stitching asks this only together with its
+    rival tests (nobody else seen in reach, no other box fitting either side's motion better)."""
+    gap = current.start - previous.end
+    return (0 < gap <= config.track_gap_split_seconds + 1e-6
+            and distance <= config.track_appearance_gate
+            and box_iou(previous.boxes[-1], current.boxes[0]) >= 1.0 - config.match_thresh)
+
+
 def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig,
               others: list[Tracklet] | None = None, faces=None, face_rival=None,
               person_frames: dict[int, set[int]] | None = None) -> bool:
@@ -209,8 +224,13 @@ def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig,
             return False  # someone else may have arrived: only closely pooled colours vouch
         if distance > config.stitch_appearance_max and not (
                 gap <= config.track_gap_split_seconds + 1e-6 and face_rival is not None
-                and face() <= config.stitch_face_match and not face_rival(face())):
-            return False  # colours apart, unless faces that agree vouch for a pose change
+                and face() <= config.stitch_face_match and not face_rival(face())) and not (
+                others is not None and tracker_would_follow(previous, current, distance, config)
+                and not nearer_alternative(previous, current, others, config.stitch_unseen_ambiguity, person_frames)
+                and not motion_rival([t for t, side in ordered if side == side_p], [t for t, side in ordered if side == side_c],
+                                     previous, current, others, config.stitch_motion_rival_margin)):
+            return False  # colours apart, unless faces that agree vouch for a pose change, or the tracker's
+            # own rules would have followed the box and nobody else was in reach
         if gap > config.stitch_reentry_seconds and face() > config.stitch_face_veto:
             return False  # a re-entry with another face
     return True
@@ -234,7 +254,8 @@ def stitch_tracklets(tracklets: list[Tracklet], config: TrackingConfig,
     ``faces``: chips of the observations' faces (None: colours and motion only)."""
     groups = [_Group([t], set(t.frames.tolist()), t.appearance_sum.astype(np.float64)) for t in tracklets]
     shot_of = {id(t): t.shot_id for t in tracklets}
-    colour_bound = config.stitch_appearance_max
+    # colours beyond stitch_appearance_max join only where the tracker would have followed (tracker_would_follow)
+    colour_bound = max(config.stitch_appearance_max, config.track_appearance_gate)
     if faces is not None and len(faces):
         # within a shot, over a short gap, faces that agree with no rival decide however far the colours
         # moved: a close-up's "torso" is a strip of shoulders and whatever arm enters it (_can_join asks)
@@ -260,7 +281,7 @@ def stitch_tracklets(tracklets: list[Tracklet], config: TrackingConfig,
                 break
             i, j = int(upper[0][k]), int(upper[1][k])
             others = person_frames = None
-            if np.isnan(distances[i, j]):
+            if np.isnan(distances[i, j]) or distances[i, j] > config.stitch_appearance_max:
                 members = {id(t) for t in groups[i].members + groups[j].members}
                 others = [t for t in tracklets if id(t) not in members]
                 person_frames = {id(t): g.frames for g in groups for t in g.members}
