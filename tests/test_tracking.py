@@ -619,3 +619,47 @@ def test_gaze_smoothing_keeps_a_steady_turn_and_respects_cuts_sources_and_low_fp
 
     slow, slow_times, slow_shots = _gaze_track([True] * 5, fps=2.0)  # frames 0.5 s apart: nothing to average
     assert smooth_gaze_directions(slow, slow_times, slow_shots, half_window_s=0.1) == 0
+
+
+def test_across_a_cut_agreeing_faces_join_despite_far_colours_only_when_nobody_elses_colours_are_nearer() -> None:
+    """mmaction2_hug_lab replayed darker and warmer after a cutaway: the left man's pooled colours moved 0.62
+    (beyond stitch_face_appearance_max 0.6), everyone else's stay further from him (0.65-0.86); his face is
+    0.37 from his own. A change of light moves everyone's colours: far colours contradict agreeing faces
+    only when someone else's colours are nearer."""
+    from tracking.cut_matching import _People, match_across_cut
+
+    def colours(p):
+        d = np.zeros(DESCRIPTOR_SIZE)
+        d[:3] = p
+        return d
+
+    class Faces:  # pooled face descriptors of synthetic people, by the person's first tracklet
+        def __init__(self, faces):
+            self.faces = faces
+
+        def __len__(self):
+            return len(self.faces)
+
+        def person(self, tracklets):
+            return self.faces.get(id(tracklets[0]))
+
+    def person(shot, x, appearance):
+        t = _tracklet([0.0 + 4 * shot, 0.5 + 4 * shot, 1.0 + 4 * shot], [[x, 0.5]] * 3, width=0.12)
+        t.shot_id, t.appearance_sum = shot, appearance
+        return [t]
+
+    config = Config().tracking
+    # before: the left man (A) and the right man (B); after the cut, both under other light
+    a, b = person(0, 0.4, colours([1.0, 0.0, 0.0])), person(0, 0.53, colours([0.0, 0.0, 1.0]))
+    a2 = person(2, 0.4, colours([0.38, 0.62, 0.0]))  # Hellinger 0.62 from A, 0.98 from B: A's nearest
+    b2 = person(2, 0.53, colours([0.0, 0.1, 0.9]))
+    face_a, face_b = np.zeros(128), np.full(128, 0.06)  # 0.68 apart
+    faces = Faces({id(a[0]): face_a, id(b[0]): face_b, id(a2[0]): face_a + 0.37 / np.sqrt(128),
+                   id(b2[0]): face_b + 0.2 / np.sqrt(128)})
+    pairs = match_across_cut(_People([a, b], faces), _People([a2, b2], faces), config)
+    assert sorted(pairs) == [(0, 0), (1, 1)]
+    # someone else's colours nearer A's than the replayed man's: the far colours contradict, no join
+    c = person(0, 0.8, colours([0.38, 0.30, 0.32]))  # 0.44 from a2's colours (not close enough to join)
+    faces.faces[id(c[0])] = np.full(128, -0.06)
+    pairs = match_across_cut(_People([a, b, c], faces), _People([a2, b2], faces), config)
+    assert (0, 0) not in pairs and (1, 1) in pairs
