@@ -13,6 +13,9 @@ sampling rates and camera cuts break a person into several tracklets. Stitching 
   the "torso" is a strip of shoulders and whatever arm enters the box) over a short gap, when no other
   face in the shot is as close; faces far apart veto a re-entry within a shot; they are described only
   where colours leave doubt;
+- colours further apart than stitching's bound, but within the tracker's own association gate, where the
+  tracker would have followed the box (a short gap, overlapping boxes) and nobody else was in reach
+  (``tracker_would_follow``: a partly visible or turning person);
 - greedy within each shot, most similar pair first, re-scoring merged groups by their pooled colours;
 - then across cuts, one assignment per cut between the people seen before and the new shot's people
   (tracking/cut_matching.py).
