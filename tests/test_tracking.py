@@ -374,6 +374,69 @@ def test_motion_alone_does_not_join_when_someone_else_was_seen_nearer_in_between
     assert together(stitch_tracklets([left, seen, other], replace(config, stitch_unseen_ambiguity=0.0)))
 
 
+def test_a_person_seen_beside_both_ends_is_no_alternative_for_a_motion_join() -> None:
+    """yakhyo_classroom_group 1.5 -> 2.5 s: the curly-haired boy (colourless at the right edge) is last seen
+    at 1.5 s and his body again at 2.5 s; the glasses boy's tracklet ends at 2.0 s between them, but his
+    next tracklet is seen at 2.5 s, and he was seen at 1.5 s: he is neither sighting. Someone seen beside
+    the later sighting only may still be the earlier one (opencv_vtest 13.5 -> 14.5 s: the striped man
+    entering at the edge, then the woman in black leaving there while he walks on)."""
+    def at(tracklet):
+        tracklet.frames = np.array([int(round(x * 2)) for x in tracklet.times])
+        return tracklet
+
+    boy = at(_tracklet([1.0, 1.5], [[0.93, 0.50], [0.97, 0.50]], width=0.06))
+    body = at(_tracklet([2.5], [[0.90, 0.36]], width=0.2))
+    glasses = at(_tracklet([1.0, 1.5, 2.0], [[0.82, 0.62], [0.85, 0.62], [0.86, 0.62]], width=0.27))
+    glasses_later = at(_tracklet([2.5, 3.0], [[0.88, 0.65], [0.89, 0.68]], width=0.24))
+    assert nearer_alternative(boy, body, [glasses, glasses_later], ratio=1.5)  # tracklets alone: ambiguous
+    person = set(glasses.frames.tolist()) | set(glasses_later.frames.tolist())
+    frames = {id(glasses): person, id(glasses_later): person}
+    assert not nearer_alternative(boy, body, [glasses, glasses_later], 1.5, frames)
+    # seen beside the later sighting only: could be the earlier one
+    person = set(glasses.frames.tolist()[-1:]) | set(glasses_later.frames.tolist())
+    assert nearer_alternative(boy, body, [glasses, glasses_later], 1.5, {id(glasses): person, id(glasses_later): person})
+
+
+def test_colours_a_pose_moved_join_where_the_tracker_would_have_followed_and_nobody_else_is_in_reach() -> None:
+    """tvhid_highfive_0005: the woman cut by the right edge, hair and arm swinging, is missed for a sample;
+    her two tracklets' colours are 0.49 apart (stitch_appearance_max 0.35), their boxes overlap (IoU 0.81).
+    The tracker, had it seen her, would have followed her (overlap, colours within its 0.55 gate); so
+    does stitching, unless someone else was seen in reach."""
+    from dataclasses import replace
+
+    from tracking.appearance import appearance_distance
+    from tracking.stitching import stitch_tracklets, tracker_would_follow
+
+    def colours(p):
+        d = np.zeros(DESCRIPTOR_SIZE)
+        d[:2] = [p, 1 - p]
+        return d
+
+    def at(tracklet, appearance):
+        tracklet.frames = np.array([int(round(x * 2)) for x in tracklet.times])
+        tracklet.appearance_sum = appearance
+        return tracklet
+
+    config = Config().tracking
+    before = at(_tracklet([0.0, 0.5, 1.0], [[0.94, 0.54], [0.95, 0.54], [0.95, 0.52]]), colours(1.0))
+    after = at(_tracklet([2.0, 2.5], [[0.95, 0.57], [0.96, 0.56]]), colours(0.5625))
+    distance = float(appearance_distance(before.appearance_sum, after.appearance_sum)[0, 0])
+    assert abs(distance - 0.5) < 1e-6
+    assert tracker_would_follow(before, after, distance, config)
+    assert len(stitch_tracklets([before, after], config)) == 1
+    assert len(stitch_tracklets([before, after], replace(config, track_appearance_gate=0.4))) == 2
+    # colours beyond the tracker's gate, boxes apart, or a gap the tracker does not bridge: no
+    assert not tracker_would_follow(before, after, 0.6, config)
+    moved = at(_tracklet([2.0, 2.5], [[0.70, 0.57], [0.71, 0.56]]), colours(0.5625))
+    assert not tracker_would_follow(before, moved, distance, config)
+    late = at(_tracklet([2.5, 3.0], [[0.95, 0.57], [0.96, 0.56]]), colours(0.5625))
+    assert not tracker_would_follow(before, late, distance, config)
+    # someone else seen in reach in between (not beside the later tracklet): colours and place do not decide
+    passer = at(_tracklet([1.5], [[0.90, 0.55]]), colours(0.0))
+    groups = stitch_tracklets([before, after, passer], config)
+    assert not any(any(t is before for t in g) and any(t is after for t in g) for g in groups)
+
+
 def test_motion_alone_does_not_join_a_colourless_box_suddenly_much_wider() -> None:
     """opencv_vtest 51.0 -> 51.5 s: the woman's own box (0.054 wide), then a colourless box around her
     and the red-jacket man (0.104)."""
@@ -556,3 +619,47 @@ def test_gaze_smoothing_keeps_a_steady_turn_and_respects_cuts_sources_and_low_fp
 
     slow, slow_times, slow_shots = _gaze_track([True] * 5, fps=2.0)  # frames 0.5 s apart: nothing to average
     assert smooth_gaze_directions(slow, slow_times, slow_shots, half_window_s=0.1) == 0
+
+
+def test_across_a_cut_agreeing_faces_join_despite_far_colours_only_when_nobody_elses_colours_are_nearer() -> None:
+    """mmaction2_hug_lab replayed darker and warmer after a cutaway: the left man's pooled colours moved 0.62
+    (beyond stitch_face_appearance_max 0.6), everyone else's stay further from him (0.65-0.86); his face is
+    0.37 from his own. A change of light moves everyone's colours: far colours contradict agreeing faces
+    only when someone else's colours are nearer."""
+    from tracking.cut_matching import _People, match_across_cut
+
+    def colours(p):
+        d = np.zeros(DESCRIPTOR_SIZE)
+        d[:3] = p
+        return d
+
+    class Faces:  # pooled face descriptors of synthetic people, by the person's first tracklet
+        def __init__(self, faces):
+            self.faces = faces
+
+        def __len__(self):
+            return len(self.faces)
+
+        def person(self, tracklets):
+            return self.faces.get(id(tracklets[0]))
+
+    def person(shot, x, appearance):
+        t = _tracklet([0.0 + 4 * shot, 0.5 + 4 * shot, 1.0 + 4 * shot], [[x, 0.5]] * 3, width=0.12)
+        t.shot_id, t.appearance_sum = shot, appearance
+        return [t]
+
+    config = Config().tracking
+    # before: the left man (A) and the right man (B); after the cut, both under other light
+    a, b = person(0, 0.4, colours([1.0, 0.0, 0.0])), person(0, 0.53, colours([0.0, 0.0, 1.0]))
+    a2 = person(2, 0.4, colours([0.38, 0.62, 0.0]))  # Hellinger 0.62 from A, 0.98 from B: A's nearest
+    b2 = person(2, 0.53, colours([0.0, 0.1, 0.9]))
+    face_a, face_b = np.zeros(128), np.full(128, 0.06)  # 0.68 apart
+    faces = Faces({id(a[0]): face_a, id(b[0]): face_b, id(a2[0]): face_a + 0.37 / np.sqrt(128),
+                   id(b2[0]): face_b + 0.2 / np.sqrt(128)})
+    pairs = match_across_cut(_People([a, b], faces), _People([a2, b2], faces), config)
+    assert sorted(pairs) == [(0, 0), (1, 1)]
+    # someone else's colours nearer A's than the replayed man's: the far colours contradict, no join
+    c = person(0, 0.8, colours([0.38, 0.30, 0.32]))  # 0.44 from a2's colours (not close enough to join)
+    faces.faces[id(c[0])] = np.full(128, -0.06)
+    pairs = match_across_cut(_People([a, b, c], faces), _People([a2, b2], faces), config)
+    assert (0, 0) not in pairs and (1, 1) in pairs

@@ -13,6 +13,9 @@ sampling rates and camera cuts break a person into several tracklets. Stitching 
   the "torso" is a strip of shoulders and whatever arm enters the box) over a short gap, when no other
   face in the shot is as close; faces far apart veto a re-entry within a shot; they are described only
   where colours leave doubt;
+- colours further apart than stitching's bound, but within the tracker's own association gate, where the
+  tracker would have followed the box (a short gap, overlapping boxes) and nobody else was in reach
+  (``tracker_would_follow``: a partly visible or turning person);
 - greedy within each shot, most similar pair first, re-scoring merged groups by their pooled colours;
 - then across cuts, one assignment per cut between the people seen before and the new shot's people
   (tracking/cut_matching.py).
@@ -23,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from detectors.keypoints import box_intersection_matrix
+from detectors.keypoints import box_intersection_matrix, box_iou
 from detectors.observation import FrameObservations
 from tracking.config import TrackingConfig
 from tracking.appearance import appearance_distance
@@ -125,19 +128,27 @@ class _Group:
         return min(t.start for t in self.members)
 
 
-def nearer_alternative(previous: Tracklet, current: Tracklet, others: list[Tracklet], ratio: float) -> bool:
+def nearer_alternative(previous: Tracklet, current: Tracklet, others: list[Tracklet], ratio: float,
+                       person_frames: dict[int, set[int]] | None = None) -> bool:
     """Whether another tracklet, seen between ``previous``'s end and ``current``'s start (ends included)
     and never at ``current``'s frames, has a sighting within ``ratio`` times the move from ``previous``'s
     last box to ``current``'s first of either of them: someone else could as well be the one seen, so
-    motion alone does not say who it is."""
+    motion alone does not say who it is. ``person_frames`` (by ``id`` of a tracklet of ``others``): the
+    frames of the person the tracklet is already joined into; a person seen beside both ``previous``'s
+    last sighting and ``current``'s first is neither of them (yakhyo_classroom_group 1.5 -> 2.5 s: the
+    glasses boy's tracklet ends at 2.0 s near where the curly-haired boy's body reappears at 2.5 s, and
+    the glasses boy is seen beside both)."""
     end, start = previous.centre(-1), current.centre(0)
     reach = ratio * float(np.linalg.norm(start - end))
     current_frames = set(current.frames.tolist())
+    ends = {int(previous.frames[-1]), int(current.frames[0])}
     for other in others:
         if other.end < previous.end - 1e-6 or other.start > current.start + 1e-6:
             continue
         if current_frames & set(other.frames.tolist()):
             continue  # seen beside it: not the same person
+        if person_frames is not None and ends <= person_frames.get(id(other), set()):
+            continue  # its person is seen beside both ends: neither of them
         for k in np.flatnonzero((other.times >= previous.end - 1e-6) & (other.times <= current.start + 1e-6)):
             centre = other.centre(int(k))
             if min(np.linalg.norm(centre - start), np.linalg.norm(centre - end)) < reach:
@@ -161,13 +172,29 @@ def unseen_widening(previous: Tracklet, current: Tracklet, config: TrackingConfi
             and not tracklet.appearance_sum.any())
 
 
+def tracker_would_follow(previous: Tracklet, current: Tracklet, distance: float, config: TrackingConfig) -> bool:
+    """Whether the tracker itself would have carried ``previous`` on to ``current`` had it not missed (or
+    cut) the person in between: a gap it bridges (at most ``track_gap_split_seconds``), boxes that overlap
+    as its association needs (IoU at least 1 - ``match_thresh``) and pooled colours within its association
+    gate (``track_appearance_gate``, not stitching's closer ``stitch_appearance_max``). A partly visible or
+    turning person's colours move that much between samples (tvhid_highfive_0005's woman cut by the right
+    edge, hair and arm swinging: 0.49 between her own tracklets, IoU 0.81 and 0.87; tvhid_highfive_0018's
+    green-scrubs man turning to the camera: 0.50, IoU 0.65). Stitching asks this only together with its
+    rival tests (nobody else seen in reach, no other box fitting either side's motion better)."""
+    gap = current.start - previous.end
+    return (0 < gap <= config.track_gap_split_seconds + 1e-6
+            and distance <= config.track_appearance_gate
+            and box_iou(previous.boxes[-1], current.boxes[0]) >= 1.0 - config.match_thresh)
+
+
 def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig,
-              others: list[Tracklet] | None = None, faces=None, face_rival=None) -> bool:
+              others: list[Tracklet] | None = None, faces=None, face_rival=None,
+              person_frames: dict[int, set[int]] | None = None) -> bool:
     """The motion and gap gates between the time-adjacent tracklets of two groups of one shot
     (``others``: every tracklet of neither group, for the ambiguity test of joins on motion alone;
     ``faces()``: the distance of the two groups' pooled faces, NaN when either has none, asked only where
     it decides; ``face_rival(d)``: whether another face of the shot is within d + stitch_face_margin of
-    either group's)."""
+    either group's; ``person_frames``: the frames of the group each tracklet of ``others`` belongs to)."""
     if a.frames & b.frames:
         return False
     face = (lambda: float("nan")) if faces is None else faces
@@ -185,7 +212,7 @@ def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig,
         if np.isnan(distance) and gap > config.stitch_unseen_max_gap_seconds + 1e-6:
             return False  # nothing but motion vouches, and only over a short gap
         if np.isnan(distance) and config.stitch_unseen_ambiguity > 0 and others is not None and nearer_alternative(
-                previous, current, others, config.stitch_unseen_ambiguity):
+                previous, current, others, config.stitch_unseen_ambiguity, person_frames):
             return False  # ...and only when nobody else was seen nearer in between
         if np.isnan(distance) and unseen_widening(previous, current, config):
             return False  # ...nor onto a box suddenly much wider that has no colours: it may hold two
@@ -200,8 +227,13 @@ def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig,
             return False  # someone else may have arrived: only closely pooled colours vouch
         if distance > config.stitch_appearance_max and not (
                 gap <= config.track_gap_split_seconds + 1e-6 and face_rival is not None
-                and face() <= config.stitch_face_match and not face_rival(face())):
-            return False  # colours apart, unless faces that agree vouch for a pose change
+                and face() <= config.stitch_face_match and not face_rival(face())) and not (
+                others is not None and tracker_would_follow(previous, current, distance, config)
+                and not nearer_alternative(previous, current, others, config.stitch_unseen_ambiguity, person_frames)
+                and not motion_rival([t for t, side in ordered if side == side_p], [t for t, side in ordered if side == side_c],
+                                     previous, current, others, config.stitch_motion_rival_margin)):
+            return False  # colours apart, unless faces that agree vouch for a pose change, or the tracker's
+            # own rules would have followed the box and nobody else was in reach
         if gap > config.stitch_reentry_seconds and face() > config.stitch_face_veto:
             return False  # a re-entry with another face
     return True
@@ -225,7 +257,8 @@ def stitch_tracklets(tracklets: list[Tracklet], config: TrackingConfig,
     ``faces``: chips of the observations' faces (None: colours and motion only)."""
     groups = [_Group([t], set(t.frames.tolist()), t.appearance_sum.astype(np.float64)) for t in tracklets]
     shot_of = {id(t): t.shot_id for t in tracklets}
-    colour_bound = config.stitch_appearance_max
+    # colours beyond stitch_appearance_max join only where the tracker would have followed (tracker_would_follow)
+    colour_bound = max(config.stitch_appearance_max, config.track_appearance_gate)
     if faces is not None and len(faces):
         # within a shot, over a short gap, faces that agree with no rival decide however far the colours
         # moved: a close-up's "torso" is a strip of shoulders and whatever arm enters it (_can_join asks)
@@ -250,10 +283,11 @@ def stitch_tracklets(tracklets: list[Tracklet], config: TrackingConfig,
             if not np.isfinite(ranked[upper][k]):
                 break
             i, j = int(upper[0][k]), int(upper[1][k])
-            others = None
-            if np.isnan(distances[i, j]):
+            others = person_frames = None
+            if np.isnan(distances[i, j]) or distances[i, j] > config.stitch_appearance_max:
                 members = {id(t) for t in groups[i].members + groups[j].members}
                 others = [t for t in tracklets if id(t) not in members]
+                person_frames = {id(t): g.frames for g in groups for t in g.members}
             face = None
             # faces are described only when _can_join asks: where colours leave doubt (a looped clip's every
             # cut would otherwise cost a description per tracklet)
@@ -263,7 +297,7 @@ def stitch_tracklets(tracklets: list[Tracklet], config: TrackingConfig,
             rival = None
             if face is not None:
                 rival = lambda d, i=i, j=j: _face_rival(groups, group_face, i, j, d + config.stitch_face_margin)  # noqa: E731
-            if _can_join(groups[i], groups[j], float(distances[i, j]), config, others, face, rival):
+            if _can_join(groups[i], groups[j], float(distances[i, j]), config, others, face, rival, person_frames):
                 groups[i] = _Group(
                     groups[i].members + groups[j].members,
                     groups[i].frames | groups[j].frames,
