@@ -9,7 +9,6 @@ pair, swapped) and steadier than either read alone. The merges here are symmetri
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from detectors.gaze import GazeEstimate
 from detectors.keypoints import box_iou_matrix
@@ -41,24 +40,45 @@ def flipped_observations(observations: FrameObservations) -> FrameObservations:
     )
 
 
-def _pairs(a: np.ndarray, b: np.ndarray) -> list[tuple[int, int]]:
-    """Box pairs (i of ``a``, j of ``b``) of one thing read twice: the assignment of the largest total IoU,
-    pairs overlapping at least SAME_READ_IOU."""
+def _pairs(a: np.ndarray, score_a: np.ndarray, b: np.ndarray, score_b: np.ndarray) -> list[tuple[int, int]]:
+    """Box pairs (i of ``a``, j of ``b``) of one thing read twice, surest first (as non-maximum suppression
+    goes): each box, in order of score over both reads, takes the surest unpaired box of the other read that
+    overlaps it at least SAME_READ_IOU. (Pairing by overlap alone matched a sure box of one read with the faint
+    near-duplicate of the other: two boxes on one person at the frame's edge, both then kept.)"""
     if not len(a) or not len(b):
         return []
     iou = box_iou_matrix(a, b)
-    rows, cols = linear_sum_assignment(-iou)
-    return [(int(i), int(j)) for i, j in zip(rows, cols) if iou[i, j] >= SAME_READ_IOU]
+    order = sorted([(-float(s), 0, k) for k, s in enumerate(score_a)] + [(-float(s), 1, k) for k, s in enumerate(score_b)])
+    free_a, free_b = set(range(len(a))), set(range(len(b)))
+    pairs = []
+    for _, side, k in order:
+        if (k not in free_a) if side == 0 else (k not in free_b):
+            continue
+        overlaps = iou[k] if side == 0 else iou[:, k]
+        candidates = [m for m in (free_b if side == 0 else free_a) if overlaps[m] >= SAME_READ_IOU]
+        if not candidates:
+            continue
+        other_scores = score_b if side == 0 else score_a
+        m = max(candidates, key=lambda c: (float(other_scores[c]), float(overlaps[c])))
+        i, j = (k, m) if side == 0 else (m, k)
+        free_a.discard(i)
+        free_b.discard(j)
+        pairs.append((i, j))
+    return sorted(pairs)
 
 
 def _mean_keypoints(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """(17, 3) keypoints of one person read twice: where both reads see a joint, the mean place; where one
-    does, its place; the higher score of the two (a joint is seen when either read is sure of it, as the
-    person is)."""
+    """(17, 3) keypoints of one person read twice: each joint at the mean of the two places weighed by their
+    scores (a joint one read places surely and the other barely stays where the sure read has it; where one
+    read does not see it, its place); the higher score of the two (a joint is seen when either read is sure
+    of it, as the person is)."""
     out = np.full_like(a, np.nan)
+    wa = np.where(np.isfinite(a[:, :2]).all(axis=1), np.nan_to_num(a[:, 2]), 0.0) + 1e-6
+    wb = np.where(np.isfinite(b[:, :2]).all(axis=1), np.nan_to_num(b[:, 2]), 0.0) + 1e-6
     seen_a, seen_b = np.isfinite(a[:, :2]).all(axis=1), np.isfinite(b[:, :2]).all(axis=1)
     both = seen_a & seen_b
-    out[both, :2] = (a[both, :2] + b[both, :2]) / 2
+    out[both, :2] = ((wa[both, None] * a[both, :2] + wb[both, None] * b[both, :2])
+                     / (wa[both] + wb[both])[:, None])
     out[seen_a & ~seen_b, :2] = a[seen_a & ~seen_b, :2]
     out[seen_b & ~seen_a, :2] = b[seen_b & ~seen_a, :2]
     out[:, 2] = np.maximum(np.nan_to_num(a[:, 2]), np.nan_to_num(b[:, 2]))
@@ -67,16 +87,16 @@ def _mean_keypoints(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def merged_reads(direct: FrameObservations, mirrored: FrameObservations) -> FrameObservations:
     """One frame's people from two reads (the frame, and its mirror flipped back): a person both reads hold
-    gets the mean box and keypoints and the higher confidence (a person is there when either read is sure);
-    a person only one read holds is kept as that read has it. Head boxes are left for the caller to
+    gets the mean box, confidence and score-weighed keypoints (a faint near-duplicate box stays faint); a person
+    only one read holds is kept as that read has it. Head boxes are left for the caller to
     recompute from the keypoints. Ordered by confidence."""
-    pairs = _pairs(direct.xyxy, mirrored.xyxy)
+    pairs = _pairs(direct.xyxy, direct.confidence, mirrored.xyxy, mirrored.confidence)
     paired_direct = {i for i, _ in pairs}
     paired_mirrored = {j for _, j in pairs}
     xyxy, confidence, keypoints = [], [], []
     for i, j in pairs:
         xyxy.append((direct.xyxy[i] + mirrored.xyxy[j]) / 2)
-        confidence.append(max(direct.confidence[i], mirrored.confidence[j]))
+        confidence.append((direct.confidence[i] + mirrored.confidence[j]) / 2)
         keypoints.append(_mean_keypoints(direct.keypoints[i], mirrored.keypoints[j]))
     for reads, paired in ((direct, paired_direct), (mirrored, paired_mirrored)):
         for k in range(len(reads)):
@@ -105,7 +125,8 @@ def flipped_faces(faces: list[Face], width: float) -> list[Face]:
 def merged_faces(direct: list[Face], mirrored: list[Face]) -> list[Face]:
     """Faces from two reads of one image: a face both hold gets the mean box and keypoints and the higher
     score; a face only one holds is kept as it is. Ordered by score."""
-    pairs = _pairs(np.array([f.box for f in direct]).reshape(-1, 4), np.array([f.box for f in mirrored]).reshape(-1, 4))
+    pairs = _pairs(np.array([f.box for f in direct]).reshape(-1, 4), np.array([f.score for f in direct]),
+                   np.array([f.box for f in mirrored]).reshape(-1, 4), np.array([f.score for f in mirrored]))
     faces = [Face(box=(direct[i].box + mirrored[j].box) / 2, score=max(direct[i].score, mirrored[j].score),
                   keypoints=(direct[i].keypoints + mirrored[j].keypoints) / 2) for i, j in pairs]
     faces += [f for k, f in enumerate(direct) if k not in {i for i, _ in pairs}]

@@ -43,6 +43,9 @@ class FrameObservations:
     gaze_dir: np.ndarray = None  # (N, 3) float32 unit vector, camera frame, z into the scene
     gaze_source: np.ndarray = None  # (N,) str: face_mesh | keypoints | model | "" (none)
     gaze_conf: np.ndarray = None  # (N,) float32, 0 when no gaze
+    # (N,) bool: the face mesh found this person's face (on at least one of its reads, detectors/mirror.py),
+    # whether or not the gaze was read from it: a face seen for re-identification (tracking/faces.py)
+    face_seen: np.ndarray = None
     hand_xyxy: np.ndarray = None  # (N, 2, 4) float32 per hand box, NaN when not seen
     hand_pointing: np.ndarray = None  # (N, 2) float32 pointing_score per hand, 0 when not seen
     hand_open: np.ndarray = None  # (N, 2) float32 open-palm score per hand
@@ -63,6 +66,7 @@ class FrameObservations:
             "gaze_dir": lambda: _nan(n, 3),
             "gaze_source": lambda: np.full(n, GAZE_SOURCE_NONE, dtype=object),
             "gaze_conf": lambda: np.zeros(n, np.float32),
+            "face_seen": lambda: np.zeros(n, bool),
             "hand_xyxy": lambda: _nan(n, HANDS_PER_PERSON, 4),
             "hand_pointing": lambda: np.zeros((n, HANDS_PER_PERSON), np.float32),
             "hand_open": lambda: np.zeros((n, HANDS_PER_PERSON), np.float32),
@@ -79,6 +83,7 @@ class FrameObservations:
             "gaze_dir": (n, 3),
             "gaze_source": (n,),
             "gaze_conf": (n,),
+            "face_seen": (n,),
             "hand_xyxy": (n, HANDS_PER_PERSON, 4),
             "hand_pointing": (n, HANDS_PER_PERSON),
             "hand_open": (n, HANDS_PER_PERSON),
@@ -95,6 +100,8 @@ class FrameObservations:
                 value = np.asarray(value, dtype=object)
             elif name == "tracker_id":
                 value = np.asarray(value, dtype=np.int32)
+            elif name == "face_seen":
+                value = np.asarray(value, dtype=bool)
             else:
                 value = np.asarray(value, dtype=np.float32)
             if name == "appearance":

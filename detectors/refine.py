@@ -85,7 +85,7 @@ class PersonRefiner:
         seen = visible(keypoints, KEYPOINT_MIN_SCORE)
         face_visible = face is not None or (seen[NOSE] and seen[LEFT_EYE] and seen[RIGHT_EYE])
         if np.isfinite(head).all() and face_visible and min(head[2] - head[0], head[3] - head[1]) >= MESH_MIN_HEAD_PIXELS:
-            estimate = self._mesh_gaze(frame, head, face)
+            estimate, obs.face_seen[i] = self._mesh_gaze(frame, head, face)
             if estimate is not None:
                 obs.gaze_origin[i] = estimate.origin / [width, height]
                 obs.gaze_dir[i] = estimate.direction
@@ -100,23 +100,24 @@ class PersonRefiner:
             obs.gaze_source[i] = GAZE_SOURCE_KEYPOINTS
             obs.gaze_conf[i] = confidence[0]
 
-    def _mesh_gaze(self, frame: np.ndarray, head: np.ndarray, face: Face | None):
+    def _mesh_gaze(self, frame: np.ndarray, head: np.ndarray, face: Face | None) -> tuple[GazeEstimate | None, bool]:
         """Face-mesh gaze of the face in ``head`` (pixels). With ``mirror_average`` the crop is also read
         mirrored and the two reads are averaged (the mirrored one flipped back): the mesh's errors are not
         mirror-symmetric, so a mirrored clip reads the same look 10-30 degrees apart; the average is the same
-        on both and steadier than either read. None when the mesh finds no face (with ``mirror_average``: when
-        either read finds none, detectors.mirror.merged_gaze_reads)."""
+        on both and steadier than either read. Returns the estimate (None when the mesh finds no face; with
+        ``mirror_average``, when either read finds none: detectors.mirror.merged_gaze_reads) and whether any
+        read found the face."""
         height, width = frame.shape[:2]
         centre = (head[:2] + head[2:]) / 2
         side = 1.6 * max(head[2] - head[0], head[3] - head[1])
         x0, y0, x1, y1 = _square_crop(centre, side, width, height)
         if x1 - x0 < MESH_MIN_HEAD_PIXELS or y1 - y0 < MESH_MIN_HEAD_PIXELS:
-            return None
+            return None, False
         crop = frame[y0:y1, x0:x1]
         score = face.score if face is not None else FACE_SCORE_WITHOUT_DETECTION
         direct = self._crop_gaze(crop, x0, y0, (width, height), head, score)
-        if direct is None or not self.mirror_average:
-            return direct
+        if not self.mirror_average:
+            return direct, direct is not None
         # the mirrored crop sits in the mirrored frame at columns width - x1 .. width - x0
         mirrored_head = np.array([width - head[2], head[1], width - head[0], head[3]])
         mirrored = self._crop_gaze(crop[:, ::-1], width - x1, y0, (width, height), mirrored_head, score)
@@ -125,7 +126,7 @@ class PersonRefiner:
                 origin=np.array([width - mirrored.origin[0], mirrored.origin[1]]),
                 direction=mirrored.direction * np.array([-1.0, 1.0, 1.0]), confidence=mirrored.confidence,
             )
-        return merged_gaze_reads(direct, mirrored)
+        return merged_gaze_reads(direct, mirrored), direct is not None or mirrored is not None
 
     def _crop_gaze(self, crop: np.ndarray, x0: int, y0: int, image_size: tuple[int, int], head: np.ndarray,
                    score: float) -> GazeEstimate | None:

@@ -49,9 +49,10 @@ def test_merged_reads_average_one_person_keep_the_rest_and_do_not_depend_on_the_
     merged = merged_reads(direct, mirrored)
     assert len(merged) == 3  # the overlapping pair is one person, each read's other box is kept
     np.testing.assert_allclose(merged.xyxy[0], [0.11, 0.1, 0.31, 0.9], atol=1e-6)
-    assert merged.confidence[0] == pytest.approx(0.9)  # there when either read is sure
-    np.testing.assert_allclose(merged.keypoints[0, :, :2], (direct.keypoints[0, :, :2] + mirrored.keypoints[0, :, :2]) / 2,
-                               atol=1e-6)
+    assert merged.confidence[0] == pytest.approx(0.8)  # the mean: a faint near-duplicate box stays faint
+    wa, wb = direct.keypoints[0, :, 2:], mirrored.keypoints[0, :, 2:]  # places weighed by their scores
+    np.testing.assert_allclose(merged.keypoints[0, :, :2],
+                               (wa * direct.keypoints[0, :, :2] + wb * mirrored.keypoints[0, :, :2]) / (wa + wb), atol=1e-5)
     np.testing.assert_allclose(merged.keypoints[0, :, 2], np.maximum(direct.keypoints[0, :, 2], mirrored.keypoints[0, :, 2]))
     swapped = merged_reads(mirrored, direct)
     np.testing.assert_allclose(swapped.xyxy, merged.xyxy, atol=1e-6)
@@ -66,6 +67,15 @@ def test_a_joint_only_one_read_sees_keeps_its_place():
     direct.keypoints[0, 0, 2] = 0.0
     merged = merged_reads(direct, mirrored)
     np.testing.assert_allclose(merged.keypoints[0, 0], mirrored.keypoints[0, 0], atol=1e-6)
+
+
+def test_a_sure_box_pairs_with_the_other_reads_sure_box_not_its_faint_duplicate():
+    """One person at the frame's edge boxed twice by each read (a sure box and a faint near-duplicate): the
+    sure boxes pair, the faint ones pair, and the faint pair stays faint (under the person threshold)."""
+    direct = _people([[0.915, 0.1, 1.0, 0.93], [0.945, 0.1, 1.0, 0.93]], [0.71, 0.15], 5)
+    mirrored = _people([[0.935, 0.1, 1.0, 0.93], [0.906, 0.1, 1.0, 0.93]], [0.61, 0.38], 6)
+    merged = merged_reads(direct, mirrored)
+    np.testing.assert_allclose(sorted(merged.confidence), [0.265, 0.66], atol=1e-6)
 
 
 def test_faces_flip_with_their_eyes_and_ears_swapped_and_merge():

@@ -44,7 +44,7 @@ class FaceBank:
         height, width = image.shape[:2]
         for row in range(len(frame)):
             head = frame.head_xyxy[row]
-            if frame.gaze_source[row] != "face_mesh" or not np.all(np.isfinite(head)):
+            if not frame.face_seen[row] or not np.all(np.isfinite(head)):
                 continue
             head_px = head.astype(np.float64) * [width, height, width, height]
             tall = head_px[3] - head_px[1]
