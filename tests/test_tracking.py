@@ -321,9 +321,28 @@ def test_torso_comes_from_shoulders_and_hips_when_visible() -> None:
     keypoints = np.zeros((1, 17, 3), np.float32)
     keypoints[0, [5, 6, 11, 12]] = [[0.6, 0.3, 0.9], [0.4, 0.3, 0.9], [0.58, 0.7, 0.9], [0.42, 0.7, 0.9]]
     torso = torso_boxes(np.array([[0.2, 0.1, 0.8, 0.9]]), keypoints)[0]
-    np.testing.assert_allclose(torso, [0.42, 0.34, 0.58, 0.7], atol=1e-6)
+    # between the shoulder points less a tenth of their span (0.42-0.58), widened to 0.3 of the box (0.18)
+    np.testing.assert_allclose(torso, [0.41, 0.34, 0.59, 0.7], atol=1e-6)
     no_pose = torso_boxes(np.array([[0.2, 0.1, 0.8, 0.9]]), np.zeros((1, 17, 3), np.float32))[0]
     np.testing.assert_allclose(no_pose, [0.32, 0.26, 0.68, 0.58], atol=1e-6)
+
+
+def test_a_side_view_torso_is_a_body_not_the_gap_between_overlapping_shoulders() -> None:
+    """Shoulders 0.01 apart (seen side-on), hips not seen: the torso is 0.3 of the box wide around them and
+    0.3 of its height long (not 1.2 shoulder widths), and a few-pixel strip below it barely counts as legs."""
+    keypoints = np.zeros((1, 17, 3), np.float32)
+    keypoints[0, [5, 6]] = [[0.505, 0.3, 0.9], [0.495, 0.3, 0.9]]
+    box = np.array([[0.4, 0.1, 0.6, 0.9]])
+    torso = torso_boxes(box, keypoints)[0]
+    np.testing.assert_allclose(torso, [0.47, 0.324, 0.53, 0.54], atol=1e-6)
+    red = np.zeros((200, 200, 3), np.uint8)
+    red[:, :, 0] = 200
+    strip = red.copy()
+    strip[172:180, :, 2] = 200  # an 8-px magenta strip between the hips (0.86) and the box's bottom (0.9)
+    hips = np.zeros((1, 17, 3), np.float32)
+    hips[0, [5, 6, 11, 12]] = [[0.55, 0.3, 0.9], [0.45, 0.3, 0.9], [0.55, 0.86, 0.9], [0.45, 0.86, 0.9]]
+    moved = appearance_distance(appearance_descriptors(red, box, hips), appearance_descriptors(strip, box, hips))[0, 0]
+    assert 0.0 < float(moved) < 0.4  # 0.32; counted in full (0.4 of the descriptor) the strip moved it 0.63
 
 
 def _tracklet(times, centres, width=0.1):

@@ -24,6 +24,7 @@ _FULL_PART_PIXELS = 4 * _MIN_CROP_PIXELS  # ...and a part counts in full from th
 _CROP_WORK_SIDE = 48  # crops are shrunk to at most this many pixels a side before the histogram
 _KEYPOINT_MIN_SCORE = 0.3
 TORSO_HEIGHT_SHARE = 0.3  # shoulders to hips over standing height (anthropometric tables: 0.82 - 0.52)
+TORSO_MIN_WIDTH_SHARE = 0.3  # half the box band's width (0.6 of the box): a body seen side-on
 # Below this saturation or brightness a pixel's hue is noise: it only counts in the brightness part.
 _CHROMATIC_MIN_SATURATION, _CHROMATIC_MIN_VALUE = 40, 30
 
@@ -62,7 +63,14 @@ def torso_boxes(xyxy: np.ndarray, keypoints: np.ndarray | None = None) -> np.nda
         if bottom <= shoulder_y:  # bent over or lying: fall back to the box band
             continue
         inset = 0.1 * span  # stay inside the shirt, off the arms
-        torso[i] = [x_left + inset, shoulder_y + 0.1 * (bottom - shoulder_y), x_right - inset, bottom]
+        left, right = x_left + inset, x_right - inset
+        # a side view's shoulders overlap: the body seen side-on is still about half the band the box gives
+        # a torso (TORSO_MIN_WIDTH_SHARE of the box), not the few pixels between the shoulder points, which
+        # left a walker seen side-on without colours and crossings to box overlap alone
+        half = max(right - left, TORSO_MIN_WIDTH_SHARE * float(width[i])) / 2
+        centre = (left + right) / 2
+        left, right = max(centre - half, float(xyxy[i, 0])), min(centre + half, float(xyxy[i, 2]))
+        torso[i] = [left, shoulder_y + 0.1 * (bottom - shoulder_y), right, bottom]
     return torso
 
 
