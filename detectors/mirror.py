@@ -71,7 +71,7 @@ def _mean_keypoints(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """(17, 3) keypoints of one person read twice: each joint at the mean of the two places weighed by their
     scores (a joint one read places surely and the other barely stays where the sure read has it; where one
     read does not see it, its place); the higher score of the two (a joint is seen when either read is sure
-    of it, as the person is)."""
+    of it: the mean dropped an edge person's shoulder under the torso threshold and split her id)."""
     out = np.full_like(a, np.nan)
     wa = np.where(np.isfinite(a[:, :2]).all(axis=1), np.nan_to_num(a[:, 2]), 0.0) + 1e-6
     wb = np.where(np.isfinite(b[:, :2]).all(axis=1), np.nan_to_num(b[:, 2]), 0.0) + 1e-6
