@@ -72,11 +72,11 @@ def _mean_keypoints(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     scores (a joint one read places surely and the other barely stays where the sure read has it; where one
     read does not see it, its place); the higher score of the two (a joint is seen when either read is sure
     of it: the mean dropped an edge person's shoulder under the torso threshold and split her id)."""
-    out = np.full_like(a, np.nan)
-    wa = np.where(np.isfinite(a[:, :2]).all(axis=1), np.nan_to_num(a[:, 2]), 0.0) + 1e-6
-    wb = np.where(np.isfinite(b[:, :2]).all(axis=1), np.nan_to_num(b[:, 2]), 0.0) + 1e-6
     seen_a, seen_b = np.isfinite(a[:, :2]).all(axis=1), np.isfinite(b[:, :2]).all(axis=1)
+    wa = np.where(seen_a, np.nan_to_num(a[:, 2]), 0.0) + 1e-6
+    wb = np.where(seen_b, np.nan_to_num(b[:, 2]), 0.0) + 1e-6
     both = seen_a & seen_b
+    out = np.full_like(a, np.nan)
     out[both, :2] = ((wa[both, None] * a[both, :2] + wb[both, None] * b[both, :2])
                      / (wa[both] + wb[both])[:, None])
     out[seen_a & ~seen_b, :2] = a[seen_a & ~seen_b, :2]
@@ -122,6 +122,26 @@ def flipped_faces(faces: list[Face], width: float) -> list[Face]:
     return out
 
 
+def flipped_gaze(estimate: GazeEstimate | None, width: float) -> GazeEstimate | None:
+    """A gaze read on a mirrored image, as it lies in the image itself (pixels, ``width`` wide): origin
+    mirrored, the direction's x negated."""
+    if estimate is None:
+        return None
+    return GazeEstimate(origin=np.array([width - estimate.origin[0], estimate.origin[1]]),
+                        direction=estimate.direction * np.array([-1.0, 1.0, 1.0]), confidence=estimate.confidence)
+
+
+def flipped_hand(read: tuple[np.ndarray, float] | None, width: float) -> tuple[np.ndarray, float] | None:
+    """A hand read on a mirrored crop ((21, 3) landmarks in pixels, score), as it lies in the crop itself
+    (``width`` wide). The landmarks keep their ids: a hand has no left and right points to swap."""
+    if read is None:
+        return None
+    landmarks, score = read
+    landmarks = landmarks.copy()
+    landmarks[:, 0] = width - landmarks[:, 0]
+    return landmarks, score
+
+
 def merged_faces(direct: list[Face], mirrored: list[Face]) -> list[Face]:
     """Faces from two reads of one image: a face both hold gets the mean box and keypoints and the higher
     score; a face only one holds is kept as it is. Ordered by score."""
@@ -129,8 +149,9 @@ def merged_faces(direct: list[Face], mirrored: list[Face]) -> list[Face]:
                    np.array([f.box for f in mirrored]).reshape(-1, 4), np.array([f.score for f in mirrored]))
     faces = [Face(box=(direct[i].box + mirrored[j].box) / 2, score=max(direct[i].score, mirrored[j].score),
                   keypoints=(direct[i].keypoints + mirrored[j].keypoints) / 2) for i, j in pairs]
-    faces += [f for k, f in enumerate(direct) if k not in {i for i, _ in pairs}]
-    faces += [f for k, f in enumerate(mirrored) if k not in {j for _, j in pairs}]
+    paired_direct, paired_mirrored = {i for i, _ in pairs}, {j for _, j in pairs}
+    faces += [f for k, f in enumerate(direct) if k not in paired_direct]
+    faces += [f for k, f in enumerate(mirrored) if k not in paired_mirrored]
     return sorted(faces, key=lambda f: (-f.score, -(f.box[3] - f.box[1])))
 
 

@@ -14,7 +14,7 @@ from detectors.gaze import GazeEstimate, gaze_from_face_mesh, gaze_from_keypoint
 from detectors.hands import arm_raised, index_ray, open_palm_score, pointing_score
 from detectors.keypoints import ARMS, hand_boxes_from_arm, head_box, visible
 from detectors.mediapipe_models import Face, MediaPipeModels
-from detectors.mirror import merged_gaze_reads, merged_hand_reads
+from detectors.mirror import flipped_boxes, flipped_gaze, flipped_hand, merged_gaze_reads, merged_hand_reads
 from detectors.observation import (GAZE_SOURCE_FACE_MESH, GAZE_SOURCE_KEYPOINTS, LEFT_EYE, LEFT_HIP, NOSE, RIGHT_EYE,
                                    RIGHT_HIP, FrameObservations)
 from detectors.config import GazeConfig, PointingConfig
@@ -119,13 +119,8 @@ class PersonRefiner:
         if not self.mirror_average:
             return direct, direct is not None
         # the mirrored crop sits in the mirrored frame at columns width - x1 .. width - x0
-        mirrored_head = np.array([width - head[2], head[1], width - head[0], head[3]])
-        mirrored = self._crop_gaze(crop[:, ::-1], width - x1, y0, (width, height), mirrored_head, score)
-        if mirrored is not None:
-            mirrored = GazeEstimate(
-                origin=np.array([width - mirrored.origin[0], mirrored.origin[1]]),
-                direction=mirrored.direction * np.array([-1.0, 1.0, 1.0]), confidence=mirrored.confidence,
-            )
+        mirrored = flipped_gaze(self._crop_gaze(crop[:, ::-1], width - x1, y0, (width, height),
+                                                flipped_boxes(head[None], width)[0], score), width)
         return merged_gaze_reads(direct, mirrored), direct is not None or mirrored is not None
 
     def _crop_gaze(self, crop: np.ndarray, x0: int, y0: int, image_size: tuple[int, int], head: np.ndarray,
@@ -211,10 +206,7 @@ class PersonRefiner:
         crop = frame[y0:y1, x0:x1]
         found = self.models.hand(crop)
         if self.mirror_average:
-            mirrored = self.models.hand(np.ascontiguousarray(crop[:, ::-1]))
-            if mirrored is not None:
-                mirrored[0][:, 0] = (x1 - x0) - mirrored[0][:, 0]
-            found = merged_hand_reads(found, mirrored)
+            found = merged_hand_reads(found, flipped_hand(self.models.hand(crop[:, ::-1]), x1 - x0))
         if found is None:
             return None
         landmarks, score = found

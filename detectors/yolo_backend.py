@@ -103,7 +103,7 @@ class YoloPoseDetector:
         detector = self.pool.model_sets[0]
         read = detector.faces(frame)
         if self.config.mirror_average:
-            read = merged_faces(read, flipped_faces(detector.faces(np.ascontiguousarray(frame[:, ::-1])), width))
+            read = merged_faces(read, flipped_faces(detector.faces(frame[:, ::-1]), width))
         faces = [f for f in read
                  if f.score >= FACE_MIN_SCORE and f.box[2] - f.box[0] >= MIN_FACE_SHARE * max(width, height)]
         heads = observations.head_xyxy.astype(np.float64) * scale

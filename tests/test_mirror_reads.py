@@ -9,8 +9,8 @@ import pytest
 
 from detectors.gaze import GazeEstimate
 from detectors.mediapipe_models import Face
-from detectors.mirror import (COCO_MIRROR, flipped_faces, flipped_observations, merged_faces, merged_gaze_reads,
-                              merged_hand_reads, merged_reads)
+from detectors.mirror import (COCO_MIRROR, flipped_faces, flipped_gaze, flipped_hand, flipped_observations,
+                              merged_faces, merged_gaze_reads, merged_hand_reads, merged_reads)
 from detectors.observation import LEFT_SHOULDER, RIGHT_SHOULDER, FrameObservations
 from pipeline.config import Config
 from pipeline.perception import detector_for
@@ -105,6 +105,19 @@ def test_a_face_read_on_one_side_only_is_not_read_and_reads_weigh_by_confidence(
     assert np.degrees(np.arctan2(merged.direction[0], -merged.direction[2])) == pytest.approx(np.degrees(np.arctan(1 / 3)), abs=1e-3)
     assert merged.confidence == pytest.approx(0.4)
     assert np.allclose(merged_gaze_reads(poor, good).direction, merged.direction)
+
+
+def test_a_gaze_and_a_hand_read_in_the_mirror_flip_back():
+    gaze = flipped_gaze(_gaze([0.6, 0.0, -0.8], 0.5), 100.0)
+    np.testing.assert_allclose(gaze.origin, [90.0, 20.0])
+    np.testing.assert_allclose(gaze.direction, [-0.6, 0.0, -0.8])
+    assert gaze.confidence == 0.5 and flipped_gaze(None, 100.0) is None
+    hand = np.zeros((21, 3))
+    hand[:, 0], hand[:, 2] = np.arange(21), 0.5
+    landmarks, score = flipped_hand((hand, 0.8), 40.0)
+    np.testing.assert_allclose(landmarks[:, 0], 40.0 - np.arange(21))
+    np.testing.assert_allclose(landmarks[:, 1:], hand[:, 1:])
+    assert score == 0.8 and hand[5, 0] == 5  # the read itself is left as it was
 
 
 def test_two_reads_of_different_hands_keep_the_surer_one():
