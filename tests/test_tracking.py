@@ -512,6 +512,38 @@ def test_motion_alone_does_not_join_against_the_persons_own_motion_when_another_
     assert not motion_rival(right[:2], [left[2]], right[1], left[2], [], 0.5)
 
 
+def test_a_walker_never_turns_up_behind_where_he_was_walking() -> None:
+    """opencv_vtest 10.0-20.5 s at 2 fps: a man in a black coat walks right (x 0.47 -> 0.85 by 13.5 s) and
+    out of the frame unseen; at 15.5 s a man in a leather jacket steps out from behind a sign at x 0.61, also
+    walking right. Their dark clothes pool to near colours, and "stood still" (0.24 in 2 s) passed the
+    motion gate: one id for both. Both walk right at about two box widths a second, so the second man is
+    behind the first: a join needs two turns within the gap."""
+    from tracking.motion_rivals import walked_back
+    from tracking.stitching import stitch_tracklets
+
+    def walker(times, xs, width=0.045):
+        boxes = np.array([[x - width / 2, 0.37, x + width / 2, 0.52] for x in xs])
+        colours = np.full(DESCRIPTOR_SIZE, 1.0 / DESCRIPTOR_SIZE) * len(times)  # the same dark clothes
+        return Tracklet(0, np.round(np.asarray(times) * 2).astype(int), np.asarray(times, float), boxes, colours)
+
+    config = Config().tracking
+    coat = walker([12.0, 12.5, 13.0, 13.5], [0.682, 0.736, 0.799, 0.847])
+    jacket = walker([15.5, 16.0, 16.5, 17.0], [0.605, 0.640, 0.664, 0.693])
+    assert plausible_motion(coat, jacket, config)  # the motion gate alone lets it through
+    assert walked_back([coat], [jacket], coat, jacket, config.stitch_motion_slack)
+    assert len(stitch_tracklets([coat, jacket], config)) == 2
+    # ahead of him along his way, the same man
+    on = walker([15.5, 16.0, 16.5, 17.0], [1.02, 1.07, 1.12, 1.17])
+    assert not walked_back([coat], [on], coat, on, config.stitch_motion_slack)
+    # people turning round (the later one walks the other way) or standing are not judged by it
+    back = walker([15.5, 16.0, 16.5, 17.0], [0.693, 0.664, 0.640, 0.605])
+    assert not walked_back([coat], [back], coat, back, config.stitch_motion_slack)
+    standing = walker([15.5, 16.0, 16.5, 17.0], [0.605, 0.607, 0.604, 0.606])
+    assert not walked_back([coat], [standing], coat, standing, config.stitch_motion_slack)
+    # one sighting says nothing about where anyone was going
+    assert not walked_back([coat], [walker([15.5], [0.605])], coat, walker([15.5], [0.605]), config.stitch_motion_slack)
+
+
 def test_a_single_sample_in_someone_elses_colours_is_taken_out_of_a_track() -> None:
     """opencv_vtest 50.5 s: the black-coat man's track took the jeans man's box for one sample."""
     coat, jeans = np.zeros(DESCRIPTOR_SIZE, np.float32), np.zeros(DESCRIPTOR_SIZE, np.float32)

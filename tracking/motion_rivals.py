@@ -9,11 +9,20 @@ tracklet already belongs to does have a velocity: extrapolated over the gap it s
 When another sighting lands nearer that prediction (by more than a margin in box widths) than the candidate
 does, the candidate contradicts the person's motion and someone else fits it: motion does not vouch. The
 test runs both ways (the later group's velocity, extrapolated backwards, must fit the earlier box too).
+
+Walking back: a person seen walking one way before a short gap and the same way after it cannot turn up
+behind where they were: that needs two turns within the gap. Whatever the colours say (two people in dark
+coats), such a join is refused (opencv_vtest 13.5 -> 15.5 s: a man in a black coat walking right out of the
+frame at x 0.85, a man in a leather jacket stepping out from behind a sign at 0.61, also walking right).
 """
 from __future__ import annotations
 
 import numpy as np
 
+# a group moves when its centre covers at least this many of its box widths per second: a standing person's
+# box centre jitters by about 0.15 widths from sample to sample (opencv_vtest at 2 fps), so a velocity over
+# two samples half a second apart reads up to about 0.6 widths per second without any motion
+MOVING_WIDTHS_PER_S = 1.0
 # stitching's too: a velocity is measured over the sightings of the last second before a gap (a tracklet's,
 # or here a whole group's) and carried at most this far into it
 VELOCITY_WINDOW_S = 1.0
@@ -76,3 +85,26 @@ def motion_rival(earlier_members, later_members, previous, current, others, marg
     after = [m for m in later_members if m.end >= current.start - 1e-6]
     return (_rival_fits_better(before, previous.end, current.centre(0), current.start, True, others, margin)
             or _rival_fits_better(after, current.start, previous.centre(-1), previous.end, False, others, margin))
+
+
+def walked_back(earlier_members, later_members, previous, current, slack: float) -> bool:
+    """Whether joining ``previous`` (of the earlier group ``earlier_members``) to ``current`` (of
+    ``later_members``) puts the person behind where they were: both groups move
+    (``MOVING_WIDTHS_PER_S``) and the later start lies more than ``slack`` box widths behind the earlier
+    end along each group's direction of travel."""
+    before = [m for m in earlier_members if m.start <= previous.end + 1e-6]
+    after = [m for m in later_members if m.end >= current.start - 1e-6]
+    width = float(max(previous.boxes[-1, 2] - previous.boxes[-1, 0], current.boxes[0, 2] - current.boxes[0, 0]))
+    step = current.centre(0) - previous.centre(-1)
+    for members, at, forward in ((before, previous.end, True), (after, current.start, False)):
+        times, centres, widths = _sightings(members)
+        velocity = _velocity(times, centres, at, forward)
+        if velocity is None:
+            return False
+        k = int(np.argmin(np.abs(times - at)))
+        speed = float(np.linalg.norm(velocity))
+        if speed < MOVING_WIDTHS_PER_S * float(widths[k]):
+            return False
+        if float(step @ velocity) / speed >= -slack * width:
+            return False
+    return True

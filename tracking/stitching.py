@@ -32,7 +32,7 @@ from tracking.config import TrackingConfig
 from tracking.appearance import appearance_distance
 from tracking.cut_matching import join_across_cuts
 from tracking.faces import FaceBank, face_distance
-from tracking.motion_rivals import EXTRAPOLATE_MAX_S, VELOCITY_WINDOW_S, motion_rival
+from tracking.motion_rivals import EXTRAPOLATE_MAX_S, VELOCITY_WINDOW_S, motion_rival, walked_back
 from tracking.tracker import track_shot
 
 
@@ -209,6 +209,10 @@ def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig,
             return False  # across a cut: tracking/cut_matching.py decides
         if not plausible_reentry(previous, current, config):
             return False
+        if gap <= config.stitch_reentry_seconds + 1e-6 and walked_back(
+                [t for t, side in ordered if side == side_p], [t for t, side in ordered if side == side_c],
+                previous, current, config.stitch_motion_slack):
+            return False  # seen walking the same way on both sides, but turned up behind: someone else
         if np.isnan(distance) and gap > config.stitch_unseen_max_gap_seconds + 1e-6:
             return False  # nothing but motion vouches, and only over a short gap
         if np.isnan(distance) and config.stitch_unseen_ambiguity > 0 and others is not None and nearer_alternative(
