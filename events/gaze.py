@@ -295,7 +295,10 @@ def _aversion_events(arrays: TrackArrays, relations: GazeRelations, merged: np.n
     contact_start = arrays.times[s].tolist()
     averter_ids, holder_ids = arrays.person_ids[averter].tolist(), arrays.person_ids[holder].tolist()
     new_kinds, new_ids = arrays.gaze_type[averter, b].tolist(), arrays.gaze_id[averter, b].tolist()
-    t0s, t1s = spans(arrays, b, h)
+    # the averter and the holder: the aversion ends halfway to a sample where either has gone
+    pair_people = (np.arange(arrays.n_people)[None, :] == averter[:, None]) | (
+        np.arange(arrays.n_people)[None, :] == holder[:, None])
+    t0s, t1s = spans(arrays, b, h, pair_people)
     events = []
     for n, (start, end) in enumerate(zip(b.tolist(), h.tolist())):
         averter_id, holder_id, new_id = averter_ids[n], holder_ids[n], new_ids[n]

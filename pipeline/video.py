@@ -200,12 +200,14 @@ def probe(uri: str) -> VideoInfo:
         stream = _video_stream(container, uri)
         first = _first_frame(container, stream, uri)
         rotation = _stream_rotation(stream, first)
+        # times count from the first frame (iter_frames): so does the length
+        lead = _lead_of(first, stream)
         width, height = _display_size(stream)
         if rotation in (90, 270):
             width, height = height, width
         return VideoInfo(
             uri=uri,
-            duration_s=_declared_duration(container, stream),
+            duration_s=max(_declared_duration(container, stream) - lead, 0.0),
             native_fps=_frame_rate(stream),
             width=width,
             height=height,
@@ -224,6 +226,17 @@ def _first_frame(container: av.container.InputContainer, stream: av.video.stream
     raise VideoError(uri, "no decodable frames (truncated or corrupt video stream)")
 
 
+def _first_frame_lead(container: av.container.InputContainer, stream: av.video.stream.VideoStream, uri: str) -> float:
+    """Seconds from the stream's start to its first decoded frame (0 when that is earlier or has no pts)."""
+    return _lead_of(_first_frame(container, stream, uri), stream)
+
+
+def _lead_of(first: av.VideoFrame, stream: av.video.stream.VideoStream) -> float:
+    if first.pts is None:
+        return 0.0
+    return max(float(first.pts * (stream.time_base or Fraction(1, 1))) - _stream_start(stream), 0.0)
+
+
 # --- decode + sample ----------------------------------------------------------------------------
 
 
@@ -237,7 +250,9 @@ def iter_frames(
 ) -> Iterator[SampledFrame]:
     """Decode ``uri`` once and yield the first frame at or after each instant start_s + k / fps.
 
-    Times come from pts (seconds from the clip start), so variable frame rate is sampled correctly.
+    Times come from pts (seconds from the clip start), so variable frame rate is sampled correctly. The clip
+    starts at its first frame: a container that puts it later (an AVI's decoder delay) and one that puts it
+    at 0 (the same frames in MP4) give the same times and sample the same frames.
     Frames not sampled are never colour-converted; ``on_decoded(t, frame)`` sees every decoded frame of
     the clip (ShotDetector.push_frame: cuts are found at the frame where they happen). Raises VideoError when the file cannot be read,
     yields no frame, or ends well before its header says (truncated).
@@ -259,9 +274,13 @@ def iter_frames(
         stream_start = _stream_start(stream)
         declared = _declared_duration(container, stream)
         time_base = stream.time_base or Fraction(1, 1)
+        # the clip's time 0 is its first frame: an AVI's first frame can carry pts 0.125 s (the decoder's
+        # reordering delay) where the same frames muxed into MP4 start at 0, and the sampling grid must
+        # land on the same frames of both (a copy of the clip gives the same output)
+        lead = None if start_s <= 0 else _first_frame_lead(container, stream, uri)
         if start_s > 0:
             # Seek to the keyframe before start_s; frames before it are decoded but not sampled.
-            container.seek(int((start_s + stream_start) / time_base), stream=stream, backward=True)
+            container.seek(int((start_s + lead + stream_start) / time_base), stream=stream, backward=True)
 
         n_sampled = 0
         n_decoded = 0
@@ -275,6 +294,9 @@ def iter_frames(
                 if frame.pts is None:
                     continue  # no timestamp, no place on the timeline
                 video_t = float(frame.pts * time_base) - stream_start
+                if lead is None:
+                    lead = max(video_t, 0.0)
+                video_t -= lead
                 native_idx = (
                     int(round(video_t * native_fps)) if start_s > 0 and native_fps > 0 else n_decoded - 1
                 )
@@ -303,7 +325,7 @@ def iter_frames(
         if n_sampled == 0:
             raise VideoError(uri, "no decodable frames (truncated or corrupt video stream)")
         if end_s is None and declared > 0 and last_t is not None:
-            decoded_until = last_t + start_s + (1.0 / native_fps if native_fps > 0 else 0.0)
+            decoded_until = last_t + start_s + lead + (1.0 / native_fps if native_fps > 0 else 0.0)
             tolerance = max(_TRUNCATION_TOLERANCE_S, _TRUNCATION_TOLERANCE_FRACTION * declared)
             if decoded_until < declared - tolerance:
                 raise VideoError(

@@ -270,11 +270,13 @@ def test_bad_video_raises_video_error(worker, tmp_path: Path) -> None:
 
 def test_small_blurred_background_woman_tracked_at_2_fps(media_dir: Path) -> None:
     """tvhid_highfive_0018's background woman C (about 70 px tall, blurred, behind the left man) at the
-    default 2 fps: tracked at 5 of her 6 annotated instants, as one id of her own. The sixth (0.75 s)
-    falls on the 0.52 s sample, before she comes into view (about 0.55 s)."""
+    default 2 fps: tracked at 4 of her 6 annotated instants, as one id of her own. The 2 fps samples fall
+    0.12-0.16 s from two of them (pts 0.60 and 2.60: time counts from the first frame, pts 0.08), where the
+    pose model misses her; at 4 fps 5 of 6 (benchmarks/README.md). Counted from pts 0 (samples at pts 0.52
+    and 2.52) it was 5 of 6 at 2 fps."""
     with closing(PerceptionWorker(Config().replace(sampling={"fps": 2.0}))) as worker:
         result = _run(worker, media_dir, "tvhid_highfive_0018.avi")
     share, labels = _match_truth(result, media_dir, "tvhid_highfive_0018.avi")
-    assert share["C"] >= 5 / 6 - 1e-9 and share["A"] >= 0.9, share
+    assert share["C"] >= 4 / 6 - 1e-9 and share["A"] >= 0.9, share
     assert not {pid: names for pid, names in labels.items() if len(names) > 1}, labels
     assert len(set(_frame(result.tracks).person_id)) == 3  # the two men and her, nobody else

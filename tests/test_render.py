@@ -202,7 +202,8 @@ def test_failed_missing_and_empty_clips_get_clear_messages(out, tmp_path):
     result = render_video(out, "nobody", tmp_path / "nobody.mp4")
     assert result.n_people == 0 and "no people were tracked" in result.message
     _, _, frames, _ = _decode(result.path)
-    assert len(frames) == result.n_frames == 5  # 2.1 s at 2 fps, drawn without overlays
+    # tvhid_handshake_0001: 2.0 s from its first frame (pts 0.125) to its last, at 2 fps, drawn without overlays
+    assert len(frames) == result.n_frames == 4
 
     cli = CliRunner()
     failed = cli.invoke(app, ["render", out, "--video", "broken", "-o", str(tmp_path / "b.mp4")])

@@ -58,7 +58,11 @@ def test_probe_reads_real_clips(media_dir: Path, name: str) -> None:
     assert (info.width, info.height, info.rotation) == (width, height, 0)
     assert info.native_fps == pytest.approx(fps, rel=1e-3)
     assert info.n_native_frames == n_frames
-    assert info.duration_s == pytest.approx(n_frames / fps, abs=0.05)
+    # the length counts from the first frame, which an AVI's decoder delay puts 2-3 frames after pts 0
+    with av.open(str(media_dir / name)) as container:
+        stream = container.streams.video[0]
+        lead = float(next(container.decode(stream)).pts * stream.time_base) - float((stream.start_time or 0) * stream.time_base)
+    assert info.duration_s == pytest.approx(n_frames / fps - lead, abs=0.05)
 
 
 @pytest.mark.parametrize("name", sorted(CLIPS))
@@ -105,7 +109,8 @@ def test_segment_times_are_from_clip_start(media_dir: Path) -> None:
 def test_file_uri_through_pyarrow_fs(media_dir: Path) -> None:
     uri = (media_dir / "tvhid_handshake_0001.avi").resolve().as_uri()
     assert probe(uri).n_native_frames == 50
-    assert len(list(iter_frames(uri, fps=2, max_side=320))) == 5
+    # 48 decoded frames from pts 0.125 to 2.085 s: time 0 is the first frame, so 2 fps samples 0, 0.5, 1.0, 1.5
+    assert [round(f.t, 2) for f in iter_frames(uri, fps=2, max_side=320)] == [0.0, 0.5, 1.0, 1.5]
 
 
 # --- synthetic: variable frame rate, rotation ---------------------------------------------------
@@ -259,3 +264,24 @@ def test_bad_arguments_are_rejected(media_dir: Path) -> None:
         next(iter_frames(uri, fps=0, max_side=320))
     with pytest.raises(ValueError, match="end_s"):
         next(iter_frames(uri, fps=2, max_side=320, start_s=2.0, end_s=1.0))
+
+
+def test_time_starts_at_the_first_frame_whatever_the_container(media_dir: Path, tmp_path: Path) -> None:
+    """tvhid_handshake_0001.avi's first frame carries pts 0.125 s (the decoder's delay); copied into MP4 the
+    same frames start at 0. Both must sample the same frames at the same times: a copy of a clip gives the
+    same output (at pts-from-stream-start times the AVI sampled frames 0, 9, 21, 33, 45 and the copy 0, 12,
+    24, 36)."""
+    from tests.camera_edits import edit_clip
+
+    source = media_dir / "tvhid_handshake_0001.avi"
+    with av.open(str(source)) as container:
+        assert float(next(container.decode(video=0)).pts * container.streams.video[0].time_base) > 0.1
+    copy = edit_clip(source, tmp_path / "copy.mp4", lambda image: image)
+    original = [(f.t, f.native_frame_idx) for f in iter_frames(str(source), fps=2, max_side=320)]
+    copied = [(f.t, f.native_frame_idx) for f in iter_frames(str(copy), fps=2, max_side=320)]
+    assert [i for _, i in original] == [i for _, i in copied] == [0, 12, 24, 36]
+    assert np.allclose([t for t, _ in original], [t for t, _ in copied], atol=2e-3)
+    # a segment starting later counts from the same first frame (the whole-clip frame indices)
+    later = list(iter_frames(str(source), fps=2, max_side=320, start_s=1.0))
+    assert later[0].native_frame_idx == 24 and later[0].t == pytest.approx(0.0, abs=2e-3)
+
