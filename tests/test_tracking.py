@@ -544,6 +544,43 @@ def test_a_walker_never_turns_up_behind_where_he_was_walking() -> None:
     assert not walked_back([coat], [walker([15.5], [0.605])], coat, walker([15.5], [0.605]), config.stitch_motion_slack)
 
 
+def test_walking_out_of_the_picture_and_someone_walking_in_is_a_reentry() -> None:
+    """opencv_vtest 20.5 -> 22.0 s at 2 fps: a man in a leather jacket walks out at the right edge; 1.5 s
+    later a man in a black coat walks in there, walking left. Both are chains of one-frame tracklets in dark
+    clothes (near colours), and the greedy order joined the lone 20.5 s sighting (no velocity yet) to the
+    newcomer. Out of view nothing followed him: only a re-entry's close colours may join them, and the check
+    is made again on the whole stitched person."""
+    from tracking.motion_rivals import out_of_view_and_back
+    from tracking.stitching import split_against_motion, stitch_tracklets
+
+    def one(t, x, width=0.05, colours=None):
+        box = np.array([[x - width / 2, 0.42, min(x + width / 2, 1.0), 0.6]])
+        seen = np.full(DESCRIPTOR_SIZE, 1.0 / DESCRIPTOR_SIZE) if colours is None else colours
+        return Tracklet(0, np.array([int(round(t * 2))]), np.array([t]), box, seen.copy())
+
+    config = Config().tracking
+    jacket = np.full(DESCRIPTOR_SIZE, 1.0 / DESCRIPTOR_SIZE)
+    coat = jacket * 0.8
+    coat[0] += 0.2
+    distance = float(appearance_distance(jacket[None], coat[None])[0, 0])
+    assert config.stitch_reentry_appearance_max < distance < config.stitch_appearance_max  # 0.28, as measured
+    leaving = [one(t, x, colours=jacket) for t, x in zip([19.5, 20.0, 20.5], [0.909, 0.942, 0.975])]
+    arriving = [one(t, x, colours=coat) for t, x in zip([22.0, 22.5, 23.0, 23.5], [0.983, 0.935, 0.893, 0.849])]
+    assert out_of_view_and_back(leaving, arriving, leaving[-1], arriving[0], config.frame_edge_margin)
+    people = stitch_tracklets(leaving + arriving, config)
+    assert sorted(len(p) for p in people) == [3, 4]
+    # the audit alone: one stitched person who walked out and someone who walked in is cut there
+    assert [len(p) for p in split_against_motion(leaving + arriving, config)] == [3, 4]
+    # walking on inside the picture, or standing at the edge, is no exit
+    staying = [one(t, x, colours=coat) for t, x in zip([22.0, 22.5, 23.0, 23.5], [0.975, 0.976, 0.974, 0.975])]
+    assert not out_of_view_and_back(leaving, staying, leaving[-1], staying[0], config.frame_edge_margin)
+    inside = [one(t, x, colours=jacket) for t, x in zip([18.0, 18.5, 19.0], [0.80, 0.84, 0.88])]
+    # the same colours (a re-entry's) still join him back
+    assert len(stitch_tracklets(leaving + [one(t, x, colours=jacket) for t, x in
+                                           zip([22.0, 22.5, 23.0, 23.5], [0.983, 0.935, 0.893, 0.849])], config)) == 1
+    assert not out_of_view_and_back(inside, arriving, inside[-1], arriving[0], config.frame_edge_margin)
+
+
 def test_a_single_sample_in_someone_elses_colours_is_taken_out_of_a_track() -> None:
     """opencv_vtest 50.5 s: the black-coat man's track took the jeans man's box for one sample."""
     coat, jeans = np.zeros(DESCRIPTOR_SIZE, np.float32), np.zeros(DESCRIPTOR_SIZE, np.float32)

@@ -14,6 +14,11 @@ Walking back: a person seen walking one way before a short gap and the same way 
 behind where they were: that needs two turns within the gap. Whatever the colours say (two people in dark
 coats), such a join is refused (opencv_vtest 13.5 -> 15.5 s: a man in a black coat walking right out of the
 frame at x 0.85, a man in a leather jacket stepping out from behind a sign at 0.61, also walking right).
+
+Out of view and back: a person seen walking out of the picture at a frame edge, and someone walking in at an
+edge after a gap, are joined only as a re-entry (closely pooled colours), however short the gap: while out of
+view nothing followed the person, and whoever walks in may be someone else (opencv_vtest 20.5 -> 22.0 s: a
+man in a leather jacket leaves at the right edge, a man in a black coat walks in there 1.5 s later).
 """
 from __future__ import annotations
 
@@ -108,3 +113,39 @@ def walked_back(earlier_members, later_members, previous, current, slack: float)
         if float(step @ velocity) / speed >= -slack * width:
             return False
     return True
+
+
+def _edge_directions(box: np.ndarray, margin: float) -> list[np.ndarray]:
+    """Outward unit directions of the frame edges (left, right, bottom) a normalised xyxy box touches."""
+    out = []
+    if box[0] <= margin:
+        out.append(np.array([-1.0, 0.0]))
+    if box[2] >= 1.0 - margin:
+        out.append(np.array([1.0, 0.0]))
+    if box[3] >= 1.0 - margin:
+        out.append(np.array([0.0, 1.0]))
+    return out
+
+
+def out_of_view_and_back(earlier_members, later_members, previous, current, margin: float) -> bool:
+    """Whether ``previous`` (of the earlier group) walks out of the picture and ``current`` (of the later
+    group) walks into it: the one's last box touches a frame edge (within ``margin``) with its group moving
+    out through it, the other's first box touches an edge with its group moving in (each at least
+    ``MOVING_WIDTHS_PER_S``)."""
+    before = [m for m in earlier_members if m.start <= previous.end + 1e-6]
+    after = [m for m in later_members if m.end >= current.start - 1e-6]
+    for members, box, at, forward, sign in ((before, previous.boxes[-1], previous.end, True, 1.0),
+                                            (after, current.boxes[0], current.start, False, -1.0)):
+        edges = _edge_directions(box, margin)
+        if not edges:
+            return False
+        times, centres, widths = _sightings(members)
+        velocity = _velocity(times, centres, at, forward)
+        if velocity is None:
+            return False
+        k = int(np.argmin(np.abs(times - at)))
+        # leaving: moving out through the edge; arriving: moving in from it (velocity against the outward side)
+        if not any(sign * float(velocity @ edge) >= MOVING_WIDTHS_PER_S * float(widths[k]) for edge in edges):
+            return False
+    return True
+

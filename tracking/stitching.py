@@ -32,7 +32,8 @@ from tracking.config import TrackingConfig
 from tracking.appearance import appearance_distance
 from tracking.cut_matching import join_across_cuts
 from tracking.faces import FaceBank, face_distance
-from tracking.motion_rivals import EXTRAPOLATE_MAX_S, VELOCITY_WINDOW_S, motion_rival, walked_back
+from tracking.motion_rivals import (EXTRAPOLATE_MAX_S, VELOCITY_WINDOW_S, motion_rival, out_of_view_and_back,
+                                    walked_back)
 from tracking.tracker import track_shot
 
 
@@ -224,7 +225,10 @@ def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig,
                 [t for t, side in ordered if side == side_p], [t for t, side in ordered if side == side_c],
                 previous, current, others, config.stitch_motion_rival_margin):
             return False  # ...nor against either side's own motion when another box fits it better
-        if gap > config.stitch_reentry_seconds and not (
+        reentry = gap > config.stitch_reentry_seconds or out_of_view_and_back(
+            [t for t, side in ordered if side == side_p], [t for t, side in ordered if side == side_c],
+            previous, current, config.frame_edge_margin)
+        if reentry and not (
             distance <= config.stitch_reentry_appearance_max  # NaN fails too
             and min(previous.end - previous.start, current.end - current.start) >= config.stitch_reentry_min_seconds - 1e-6
         ):
@@ -312,8 +316,35 @@ def stitch_tracklets(tracklets: list[Tracklet], config: TrackingConfig,
                 break
         if not merged:
             break
-    people = join_across_cuts([g.members for g in groups], config, faces)
+    pieces = [piece for g in groups for piece in split_against_motion(g.members, config)]
+    people = join_across_cuts(pieces, config, faces)
     return [sorted(p, key=lambda t: t.start) for p in people]
+
+
+def split_against_motion(members: list[Tracklet], config: TrackingConfig) -> list[list[Tracklet]]:
+    """One stitched person, cut wherever the whole of it contradicts a join the greedy order made while
+    one side was a lone sighting without a velocity: within a short gap, turning up behind where both sides
+    were walking (``walked_back``); walking out of the picture and someone walking in, without the colours
+    a re-entry needs (``out_of_view_and_back``)."""
+    members = sorted(members, key=lambda t: t.start)
+    pieces = [[members[0]]]
+    for previous, current in zip(members, members[1:]):
+        gap = current.start - previous.end
+        if previous.shot_id == current.shot_id and 0 < gap <= config.stitch_reentry_seconds + 1e-6:
+            before = pieces[-1]
+            after = [m for m in members if m.start >= current.start]
+            if walked_back(before, after, previous, current, config.stitch_motion_slack):
+                pieces.append([current])
+                continue
+            if out_of_view_and_back(before, after, previous, current, config.frame_edge_margin):
+                pooled = appearance_distance(sum(m.appearance_sum for m in before), sum(m.appearance_sum for m in after))
+                followed = min(followed_seconds(before, config), followed_seconds(after, config))
+                if not (float(pooled[0, 0]) <= config.stitch_reentry_appearance_max
+                        and followed >= config.stitch_reentry_min_seconds - 1e-6):
+                    pieces.append([current])
+                    continue
+        pieces[-1].append(current)
+    return pieces
 
 
 def build_tracklets(
