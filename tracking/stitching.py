@@ -203,6 +203,9 @@ def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig,
     for (previous, side_p), (current, side_c) in zip(ordered, ordered[1:]):
         if side_p == side_c:
             continue
+        # each group's tracklets (the sides whose motion the rules below read)
+        earlier = [t for t, side in ordered if side == side_p]
+        later = [t for t, side in ordered if side == side_c]
         gap = current.start - previous.end
         if gap > config.stitch_max_gap_seconds:
             return False
@@ -210,9 +213,8 @@ def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig,
             return False  # across a cut: tracking/cut_matching.py decides
         if not plausible_reentry(previous, current, config):
             return False
-        if gap <= config.stitch_reentry_seconds + 1e-6 and walked_back(
-                [t for t, side in ordered if side == side_p], [t for t, side in ordered if side == side_c],
-                previous, current, config.stitch_motion_slack):
+        if gap <= config.stitch_reentry_seconds + 1e-6 and walked_back(earlier, later, previous, current,
+                                                                       config.stitch_motion_slack):
             return False  # seen walking the same way on both sides, but turned up behind: someone else
         if np.isnan(distance) and gap > config.stitch_unseen_max_gap_seconds + 1e-6:
             return False  # nothing but motion vouches, and only over a short gap
@@ -222,24 +224,22 @@ def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig,
         if np.isnan(distance) and unseen_widening(previous, current, config):
             return False  # ...nor onto a box suddenly much wider that has no colours: it may hold two
         if np.isnan(distance) and others is not None and motion_rival(
-                [t for t, side in ordered if side == side_p], [t for t, side in ordered if side == side_c],
-                previous, current, others, config.stitch_motion_rival_margin):
+                earlier, later, previous, current, others, config.stitch_motion_rival_margin):
             return False  # ...nor against either side's own motion when another box fits it better
-        reentry = gap > config.stitch_reentry_seconds or out_of_view_and_back(
-            [t for t, side in ordered if side == side_p], [t for t, side in ordered if side == side_c],
-            previous, current, config.frame_edge_margin)
-        if reentry and not (
+        if gap > config.stitch_reentry_seconds and not (
             distance <= config.stitch_reentry_appearance_max  # NaN fails too
             and min(previous.end - previous.start, current.end - current.start) >= config.stitch_reentry_min_seconds - 1e-6
         ):
             return False  # someone else may have arrived: only closely pooled colours vouch
+        if out_of_view_and_back(earlier, later, previous, current, config.frame_edge_margin) and not reentry_colours(
+                distance, earlier, later, config):
+            return False  # walked out of the picture, someone walked in: the same, as after a long gap
         if distance > config.stitch_appearance_max and not (
                 gap <= config.track_gap_split_seconds + 1e-6 and face_rival is not None
                 and face() <= config.stitch_face_match and not face_rival(face())) and not (
                 others is not None and tracker_would_follow(previous, current, distance, config)
                 and not nearer_alternative(previous, current, others, config.stitch_unseen_ambiguity, person_frames)
-                and not motion_rival([t for t, side in ordered if side == side_p], [t for t, side in ordered if side == side_c],
-                                     previous, current, others, config.stitch_motion_rival_margin)):
+                and not motion_rival(earlier, later, previous, current, others, config.stitch_motion_rival_margin)):
             return False  # colours apart, unless faces that agree vouch for a pose change, or the tracker's
             # own rules would have followed the box and nobody else was in reach
         if gap > config.stitch_reentry_seconds and face() > config.stitch_face_veto:
@@ -321,6 +321,14 @@ def stitch_tracklets(tracklets: list[Tracklet], config: TrackingConfig,
     return [sorted(p, key=lambda t: t.start) for p in people]
 
 
+def reentry_colours(distance: float, earlier: list[Tracklet], later: list[Tracklet], config: TrackingConfig) -> bool:
+    """Whether pooled colours ``distance`` apart vouch for someone who was out of view: as close as a
+    re-entry's (NaN: not seen, no) and both sides followed long enough to pool them."""
+    return (distance <= config.stitch_reentry_appearance_max
+            and min(followed_seconds(earlier, config), followed_seconds(later, config))
+            >= config.stitch_reentry_min_seconds - 1e-6)
+
+
 def split_against_motion(members: list[Tracklet], config: TrackingConfig) -> list[list[Tracklet]]:
     """One stitched person, cut wherever the whole of it contradicts a join the greedy order made while
     one side was a lone sighting without a velocity: within a short gap, turning up behind where both sides
@@ -338,9 +346,7 @@ def split_against_motion(members: list[Tracklet], config: TrackingConfig) -> lis
                 continue
             if out_of_view_and_back(before, after, previous, current, config.frame_edge_margin):
                 pooled = appearance_distance(sum(m.appearance_sum for m in before), sum(m.appearance_sum for m in after))
-                followed = min(followed_seconds(before, config), followed_seconds(after, config))
-                if not (float(pooled[0, 0]) <= config.stitch_reentry_appearance_max
-                        and followed >= config.stitch_reentry_min_seconds - 1e-6):
+                if not reentry_colours(float(pooled[0, 0]), before, after, config):
                     pieces.append([current])
                     continue
         pieces[-1].append(current)
