@@ -42,6 +42,9 @@ def near_lossless_stream(sink, size: tuple[int, int], rate, time_base):
     stream.time_base = time_base
     stream.codec_context.time_base = time_base
     stream.options = {"crf": str(_CRF), "preset": "veryfast"} if encoder == "libx264" else {"qscale": "2"}
+    # one encoder thread: with several, the encode of the same frames differs from run to run on a busy
+    # machine (up to 46 grey levels by the end of a clip), and so would every figure measured on the edit
+    stream.codec_context.thread_count = 1
     if encoder == "mpeg4":
         stream.codec_context.qscale = 2
     return stream

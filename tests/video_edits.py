@@ -50,10 +50,11 @@ def cropped(frames: list[np.ndarray], box: tuple[float, float, float, float], si
 
 
 def write_edit(path: Path, pieces: list[list[np.ndarray]], fps: float) -> list[float]:
-    """Write the pieces one after another (BGR frames of one size); returns each piece's start time."""
+    """Write the pieces one after another (BGR frames of one size); returns each piece's start time. One
+    encoder thread: the same edit, byte for byte, on every run."""
     height, width = pieces[0][0].shape[:2]
     starts, n = [], 0
-    with H264Writer(path, width, height, fps) as writer:
+    with H264Writer(path, width, height, fps, threads=1) as writer:
         for piece in pieces:
             starts.append(n / fps)
             for image in piece:
