@@ -32,9 +32,10 @@ def _encoder() -> str:
     return name
 
 
-def near_lossless_stream(sink, size: tuple[int, int], rate, time_base):
+def near_lossless_stream(sink, size: tuple[int, int], rate, time_base, threads: int = 1):
     """A yuv420p video stream of ``size`` (w, h) in the output container ``sink``, frames stamped in
-    ``time_base``, encoded near-losslessly (libx264 crf 16, or mpeg4 at qscale 2)."""
+    ``time_base``, encoded near-losslessly (libx264 crf 16, or mpeg4 at qscale 2) by ``threads`` encoder
+    threads (0: the encoder's choice)."""
     encoder = _encoder()
     stream = sink.add_stream(encoder, rate=rate)
     stream.width, stream.height = size
@@ -44,7 +45,8 @@ def near_lossless_stream(sink, size: tuple[int, int], rate, time_base):
     stream.options = {"crf": str(_CRF), "preset": "veryfast"} if encoder == "libx264" else {"qscale": "2"}
     # one encoder thread: with several, the encode of the same frames differs from run to run on a busy
     # machine (up to 46 grey levels by the end of a clip), and so would every figure measured on the edit
-    stream.codec_context.thread_count = 1
+    if threads > 0:
+        stream.codec_context.thread_count = int(threads)
     if encoder == "mpeg4":
         stream.codec_context.qscale = 2
     return stream
