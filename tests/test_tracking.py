@@ -345,6 +345,18 @@ def test_a_side_view_torso_is_a_body_not_the_gap_between_overlapping_shoulders()
     assert 0.0 < float(moved) < 0.4  # 0.32; counted in full (0.4 of the descriptor) the strip moved it 0.63
 
 
+def test_a_person_whose_parts_all_count_for_nothing_is_not_seen() -> None:
+    """A person about 10 px wide: the torso band rounds to a 6-px crop (a histogram) but counts for nothing
+    (_part_share), and so do head and legs. The descriptor is all zero (not seen), never 0 / 0 = NaN, which
+    would poison every pooled colour it joined."""
+    image = np.random.RandomState(0).randint(0, 255, (100, 100, 3), np.uint8)
+    for width in (0.096, 0.1):
+        descriptor = appearance_descriptors(image, np.array([[0.1, 0.1, 0.1 + width, 0.3]], np.float32))
+        assert np.isfinite(descriptor).all() and not descriptor.any()
+    # a person large enough keeps a descriptor summing to 1
+    assert appearance_descriptors(image, np.array([[0.1, 0.1, 0.5, 0.9]], np.float32)).sum() == pytest.approx(1.0)
+
+
 def _tracklet(times, centres, width=0.1):
     times = np.asarray(times, float)
     centres = np.asarray(centres, float)

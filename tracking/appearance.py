@@ -104,7 +104,9 @@ def appearance_descriptors(image: np.ndarray, xyxy: np.ndarray, keypoints: np.nd
             histogram = _part_histogram(image, pixel_boxes[i, k])
             if histogram is not None:
                 out[i, k * PART_SIZE : (k + 1) * PART_SIZE] = weight * _part_share(pixel_boxes[i, k]) * histogram
-        out[i] /= out[i].sum()
+        total = float(out[i].sum())
+        # parts all at the smallest size count for nothing: not seen (0 / 0 made a NaN descriptor)
+        out[i] = out[i] / total if total > 0 else 0.0
     return out
 
 
