@@ -269,9 +269,7 @@ def _mutual_gaze_events(arrays: TrackArrays, relations: GazeRelations, merged: n
     first = np.where(onset_i < onset_j, arrays.person_ids[first_person[rows]], arrays.person_ids[second_person[rows]])
     firsts = [f if k else None for f, k in zip(first.tolist(), known.tolist())]
     ids_i, ids_j = arrays.person_ids[first_person[rows]].tolist(), arrays.person_ids[second_person[rows]].tolist()
-    everyone = np.arange(arrays.n_people)[None, :]
-    pair = (everyone == first_person[rows][:, None]) | (everyone == second_person[rows][:, None])
-    t0s, t1s = spans(arrays, starts, ends, pair)
+    t0s, t1s = spans(arrays, starts, ends, _pair_rows(arrays.n_people, first_person[rows], second_person[rows]))
     events = []
     for n, (s, e) in enumerate(zip(starts.tolist(), ends.tolist())):
         events.append(Event(
@@ -280,6 +278,12 @@ def _mutual_gaze_events(arrays: TrackArrays, relations: GazeRelations, merged: n
             details={"first_looker": firsts[n], "support": support[n]},
         ))
     return events
+
+
+def _pair_rows(n_people: int, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """(N, n_people) bool: each row marks its two people (person indices ``first`` and ``second``, (N,))."""
+    everyone = np.arange(n_people)[None, :]
+    return (everyone == np.asarray(first)[:, None]) | (everyone == np.asarray(second)[:, None])
 
 
 def _aversion_events(arrays: TrackArrays, relations: GazeRelations, merged: np.ndarray, breaks: Breaks) -> list[Event]:
@@ -295,10 +299,8 @@ def _aversion_events(arrays: TrackArrays, relations: GazeRelations, merged: np.n
     contact_start = arrays.times[s].tolist()
     averter_ids, holder_ids = arrays.person_ids[averter].tolist(), arrays.person_ids[holder].tolist()
     new_kinds, new_ids = arrays.gaze_type[averter, b].tolist(), arrays.gaze_id[averter, b].tolist()
-    # the averter and the holder: the aversion ends halfway to a sample where either has gone
-    pair_people = (np.arange(arrays.n_people)[None, :] == averter[:, None]) | (
-        np.arange(arrays.n_people)[None, :] == holder[:, None])
-    t0s, t1s = spans(arrays, b, h, pair_people)
+    # the aversion ends halfway to a sample where the averter or the holder has gone
+    t0s, t1s = spans(arrays, b, h, _pair_rows(arrays.n_people, averter, holder))
     events = []
     for n, (start, end) in enumerate(zip(b.tolist(), h.tolist())):
         averter_id, holder_id, new_id = averter_ids[n], holder_ids[n], new_ids[n]
