@@ -55,14 +55,31 @@ def _velocity(times: np.ndarray, centres: np.ndarray, at: float, forward: bool) 
     return (centres[near[-1]] - centres[near[0]]) / (times[near[-1]] - times[near[0]])
 
 
-def _rival_fits_better(from_members, at: float, target: np.ndarray, target_t: float, forward: bool,
-                       others, margin: float) -> bool:
-    times, centres, widths = _sightings(from_members)
+def _motion_at(members, at: float, forward: bool) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """A group's motion at time ``at`` (its last sighting before a gap, ``forward``, or its first after one):
+    (velocity over the second before / after, centre and box width of the sighting nearest ``at``); None
+    without a velocity."""
+    times, centres, widths = _sightings(members)
     velocity = _velocity(times, centres, at, forward)
     if velocity is None:
-        return False
+        return None
     k = int(np.argmin(np.abs(times - at)))
-    origin, width = centres[k], float(widths[k])
+    return velocity, centres[k], float(widths[k])
+
+
+def _sides(earlier_members, later_members, previous, current) -> tuple[list, list]:
+    """The earlier group's tracklets up to ``previous`` and the later group's from ``current`` on: the two
+    sides of the gap whose motion is read."""
+    return ([m for m in earlier_members if m.start <= previous.end + 1e-6],
+            [m for m in later_members if m.end >= current.start - 1e-6])
+
+
+def _rival_fits_better(from_members, at: float, target: np.ndarray, target_t: float, forward: bool,
+                       others, margin: float) -> bool:
+    motion = _motion_at(from_members, at, forward)
+    if motion is None:
+        return False
+    velocity, origin, width = motion
 
     def predicted(t: float) -> np.ndarray:
         return origin + velocity * float(np.clip(t - at, -EXTRAPOLATE_MAX_S, EXTRAPOLATE_MAX_S))
@@ -86,8 +103,7 @@ def motion_rival(earlier_members, later_members, previous, current, others, marg
     than ``margin`` of the predicting group's box width. ``margin`` <= 0: off."""
     if margin <= 0:
         return False
-    before = [m for m in earlier_members if m.start <= previous.end + 1e-6]
-    after = [m for m in later_members if m.end >= current.start - 1e-6]
+    before, after = _sides(earlier_members, later_members, previous, current)
     return (_rival_fits_better(before, previous.end, current.centre(0), current.start, True, others, margin)
             or _rival_fits_better(after, current.start, previous.centre(-1), previous.end, False, others, margin))
 
@@ -97,18 +113,16 @@ def walked_back(earlier_members, later_members, previous, current, slack: float)
     ``later_members``) puts the person behind where they were: both groups move
     (``MOVING_WIDTHS_PER_S``) and the later start lies more than ``slack`` box widths behind the earlier
     end along each group's direction of travel."""
-    before = [m for m in earlier_members if m.start <= previous.end + 1e-6]
-    after = [m for m in later_members if m.end >= current.start - 1e-6]
+    before, after = _sides(earlier_members, later_members, previous, current)
     width = float(max(previous.boxes[-1, 2] - previous.boxes[-1, 0], current.boxes[0, 2] - current.boxes[0, 0]))
     step = current.centre(0) - previous.centre(-1)
     for members, at, forward in ((before, previous.end, True), (after, current.start, False)):
-        times, centres, widths = _sightings(members)
-        velocity = _velocity(times, centres, at, forward)
-        if velocity is None:
+        motion = _motion_at(members, at, forward)
+        if motion is None:
             return False
-        k = int(np.argmin(np.abs(times - at)))
+        velocity, _, own_width = motion
         speed = float(np.linalg.norm(velocity))
-        if speed < MOVING_WIDTHS_PER_S * float(widths[k]):
+        if speed < MOVING_WIDTHS_PER_S * own_width:
             return False
         if float(step @ velocity) / speed >= -slack * width:
             return False
@@ -132,20 +146,18 @@ def out_of_view_and_back(earlier_members, later_members, previous, current, marg
     group) walks into it: the one's last box touches a frame edge (within ``margin``) with its group moving
     out through it, the other's first box touches an edge with its group moving in (each at least
     ``MOVING_WIDTHS_PER_S``)."""
-    before = [m for m in earlier_members if m.start <= previous.end + 1e-6]
-    after = [m for m in later_members if m.end >= current.start - 1e-6]
+    before, after = _sides(earlier_members, later_members, previous, current)
     for members, box, at, forward, sign in ((before, previous.boxes[-1], previous.end, True, 1.0),
                                             (after, current.boxes[0], current.start, False, -1.0)):
         edges = _edge_directions(box, margin)
         if not edges:
             return False
-        times, centres, widths = _sightings(members)
-        velocity = _velocity(times, centres, at, forward)
-        if velocity is None:
+        motion = _motion_at(members, at, forward)
+        if motion is None:
             return False
-        k = int(np.argmin(np.abs(times - at)))
+        velocity, _, own_width = motion
         # leaving: moving out through the edge; arriving: moving in from it (velocity against the outward side)
-        if not any(sign * float(velocity @ edge) >= MOVING_WIDTHS_PER_S * float(widths[k]) for edge in edges):
+        if not any(sign * float(velocity @ edge) >= MOVING_WIDTHS_PER_S * own_width for edge in edges):
             return False
     return True
 
