@@ -54,6 +54,7 @@ class FaceDescriber:
     def chip(self, image: np.ndarray, head_px: np.ndarray) -> np.ndarray:
         """(CHIP_SIZE, CHIP_SIZE, 3) uint8 aligned face chip of the face in head box ``head_px`` (pixels)
         of an RGB uint8 image."""
+        image = np.ascontiguousarray(image)  # dlib takes no strided view (a cropped or row-padded frame)
         x1, y1, x2, y2 = (int(round(v)) for v in face_rect_from_head(head_px))
         shape = self._shape(image, self._dlib.rectangle(x1, y1, x2, y2))
         return np.asarray(self._dlib.get_face_chip(image, shape, size=CHIP_SIZE, padding=CHIP_PADDING))

@@ -45,7 +45,7 @@ class SampledFrame:
     frame_idx: int  # index among sampled frames of the clip, from 0
     native_frame_idx: int  # index among the video's decoded frames
     t: float  # seconds from the clip start, from pts
-    image: np.ndarray  # (H, W, 3) uint8 RGB
+    image: np.ndarray  # (H, W, 3) uint8 RGB, C-contiguous
 
 
 # --- opening ------------------------------------------------------------------------------------
@@ -314,7 +314,10 @@ def iter_frames(
                     rotation = _stream_rotation(stream, frame)
                     out_size = scaled_size(*_display_size(stream), max_side)
                 image = frame.reformat(width=out_size[0], height=out_size[1], format="rgb24").to_ndarray()
-                yield SampledFrame(n_sampled, native_idx, max(t, 0.0), rotate_image(image, rotation))
+                # FFmpeg pads each row to its alignment (a 312 px wide frame: 936 bytes of pixels in 960), so
+                # the array is a strided view; dlib's face chips refuse one, and no consumer should meet it
+                upright = np.ascontiguousarray(rotate_image(image, rotation))
+                yield SampledFrame(n_sampled, native_idx, max(t, 0.0), upright)
                 n_sampled += 1
                 # One frame covers every instant up to its own time (low native fps or VFR gaps).
                 next_instant = (int(np.floor((t + _PTS_EPSILON_S) * fps)) + 1) / fps
