@@ -5,7 +5,9 @@ half-resolution copies at default settings and print how much of the output come
                                           [--disagreements]
 
 Builds the edits (tests/camera_edits.py) into DIR/edits, runs ``socialtrace run`` once (local executor) over
-the originals and the edits into DIR/out (reused when it already holds them), and prints per clip and edit:
+the originals and the edits into DIR/out (reused when it already holds them), and prints per clip and edit
+("reencode" too: the clip decoded and encoded again by the same lossless path, nothing else changed, whose
+figures are the floor of noise every edit carries):
 (frame, person) rows agreeing on the gaze target (pipeline/camera_invariance.py), the disagreeing rows by kind
 (contra: both runs name different definite targets; abst: one says unknown; the rest are people seen on one side
 only), people matched, original events found again and events only the edit has; then the pooled figures per
@@ -23,7 +25,7 @@ from pipeline.camera_invariance import InvarianceScore, compare_outputs, overall
 from pipeline.storage import OutputStore
 from pipeline.inputs import sanitise_id
 from pipeline.truth import GroundTruth
-from tests.camera_edits import EDITS, make_edit
+from tests.camera_edits import EDITS, REENCODE, make_edit
 from tests.shared_media import find_media_dir, run_socialtrace
 
 
@@ -38,14 +40,14 @@ def print_scores(scores: list[InvarianceScore], disagreements: bool) -> None:
         print(f"{s.video_id:36s} {s.edit:6s} {s.n_rows:5d} {s.n_agree:6d} {_fmt(s.agreement):>6s} "
               f"{s.n_contradictions:6d} {s.n_abstentions:5d} {s.n_matched:7d} "
               f"{s.events_original:6d} {len(s.events_found):5d} {_fmt(s.events_found_share):>6s} {len(s.events_extra):5d}")
-    for edit in EDITS:
+    for edit in (*EDITS, REENCODE):
         pooled = overall([s for s in scores if s.edit == edit])
         if pooled["rows"]:
             print(f"{'all clips':36s} {edit:6s} {pooled['rows']:5d} {pooled['agree']:6d} {_fmt(pooled['agreement']):>6s} "
                   f"{pooled['contradictions']:6d} {pooled['abstentions']:5d} "
                   f"{'':7s} {pooled['events']:6d} {pooled['events_found']:5d} {_fmt(pooled['events_found_share']):>6s} "
                   f"{pooled['events_extra']:5d}")
-    for edit in EDITS:
+    for edit in (*EDITS, REENCODE):
         changes = [r.direction_change_deg for s in scores if s.edit == edit for r in s.rows
                    if r.direction_change_deg is not None]
         if changes:
@@ -82,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     clips = args.clips.split(",") if args.clips else sorted(c.clip for c in GroundTruth.load(media / "truth").clips.values())
     work = args.out or Path(tempfile.mkdtemp(prefix="bench_invariance_"))
     out = work / "out"
-    edited = {(clip, edit): work / "edits" / f"{Path(clip).stem}_{edit}.mp4" for clip in clips for edit in EDITS}
+    edited = {(clip, edit): work / "edits" / f"{Path(clip).stem}_{edit}.mp4" for clip in clips
+              for edit in (*EDITS, REENCODE)}
     for (clip, edit), path in edited.items():
         if not path.is_file():
             make_edit(edit, media / clip, work / "edits")

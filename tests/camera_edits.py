@@ -21,8 +21,14 @@ from pipeline.video_writer import usable_encoder
 
 # the edits the invariance tests and benchmarks/bench_invariance.py make, by the suffix their files get
 EDITS = ("mirror", "half")
-# near-lossless: the edit under test is the flip or the resize, not a second round of compression
-_CRF = 16
+# the same clip encoded again and nothing else: how much of an edit's disagreement the second encode alone
+# makes (benchmarks/bench_invariance.py reports it beside the edits; the tests do not build it)
+REENCODE = "reencode"
+# lossless (x264 at crf 0): the edit under test is the flip or the resize, not a second round of compression.
+# At crf 16 x264 encoded the same frames differently on two of four runs of one process, one thread or not
+# (up to 39 grey levels on the first frame), so figures measured on an edit moved from run to run; lossless,
+# the decoded pixels are the same on every run (the files are ~10x larger: 28 MB for atd_kitchen's 3.4 s)
+LOSSLESS_CRF = 0
 
 
 def _encoder() -> str:
@@ -32,17 +38,17 @@ def _encoder() -> str:
     return name
 
 
-def near_lossless_stream(sink, size: tuple[int, int], rate, time_base, threads: int = 1):
+def near_lossless_stream(sink, size: tuple[int, int], rate, time_base, threads: int = 1, crf: int = LOSSLESS_CRF):
     """A yuv420p video stream of ``size`` (w, h) in the output container ``sink``, frames stamped in
-    ``time_base``, encoded near-losslessly (libx264 crf 16, or mpeg4 at qscale 2) by ``threads`` encoder
-    threads (0: the encoder's choice)."""
+    ``time_base``, encoded by libx264 at ``crf`` (0: lossless; mpeg4 at qscale 2, near-lossless, where this PyAV
+    has no libx264) by ``threads`` encoder threads (0: the encoder's choice)."""
     encoder = _encoder()
     stream = sink.add_stream(encoder, rate=rate)
     stream.width, stream.height = size
     stream.pix_fmt = "yuv420p"
     stream.time_base = time_base
     stream.codec_context.time_base = time_base
-    stream.options = {"crf": str(_CRF), "preset": "veryfast"} if encoder == "libx264" else {"qscale": "2"}
+    stream.options = {"crf": str(int(crf)), "preset": "veryfast"} if encoder == "libx264" else {"qscale": "2"}
     # one encoder thread: with several, the encode of the same frames differs from run to run on a busy
     # machine (up to 46 grey levels by the end of a clip), and so would every figure measured on the edit
     if threads > 0:
@@ -95,6 +101,11 @@ def mirror_clip(src: str | Path, dst: str | Path) -> Path:
     return edit_clip(src, dst, lambda image: cv2.flip(image, 1))
 
 
+def reencoded_clip(src: str | Path, dst: str | Path) -> Path:
+    """``src`` decoded and encoded again, every pixel as it was: the edits' own share of noise."""
+    return edit_clip(src, dst, lambda image: image)
+
+
 def half_resolution_clip(src: str | Path, dst: str | Path) -> Path:
     """``src`` at half its width and height (area averaging, as a camera or a transcoder downscales)."""
     def halve(image: np.ndarray) -> np.ndarray:
@@ -105,9 +116,10 @@ def half_resolution_clip(src: str | Path, dst: str | Path) -> Path:
 
 
 def make_edit(kind: str, src: str | Path, folder: str | Path) -> Path:
-    """The ``kind`` edit ("mirror" | "half") of ``src`` as FOLDER/<stem>_<kind>.mp4 (its own video_id, so
-    one run can hold the originals and their edits)."""
-    if kind not in EDITS:
-        raise ValueError(f"unknown camera edit {kind!r} (edits: {', '.join(EDITS)})")
-    make = mirror_clip if kind == "mirror" else half_resolution_clip
+    """The ``kind`` edit ("mirror" | "half" | "reencode") of ``src`` as FOLDER/<stem>_<kind>.mp4 (its own
+    video_id, so one run can hold the originals and their edits)."""
+    makers = {"mirror": mirror_clip, "half": half_resolution_clip, REENCODE: reencoded_clip}
+    if kind not in makers:
+        raise ValueError(f"unknown camera edit {kind!r} (edits: {', '.join(makers)})")
+    make = makers[kind]
     return make(src, Path(folder) / f"{Path(src).stem}_{kind}.mp4")
