@@ -1,6 +1,7 @@
 """Accuracy of a socialtrace run against the by-eye ground truth of the shared clips (issue 10).
 
     python -m benchmarks.bench_accuracy [--fps F] [--config FILE] [--out DIR] [--json FILE] [--media DIR]
+                                        [--half-resolution]
 
 Runs ``socialtrace run`` (local executor, default settings unless --fps / --config) on every clip the
 truth annotates, then prints, for the development set, the validation set (DESIGN.md §10) and all clips,
@@ -8,8 +9,11 @@ per clip and overall: tracking coverage of the annotated people, (a) typed
 gaze-target accuracy on rows with a definite annotation, (b) precision of each event type and recall of
 annotated intervals, (c) QA items whose key agrees with the truth, the consistency violations
 (pipeline/consistency.py), and wall time / realtime factor. ``--out DIR`` scores an existing output
-folder instead of running when DIR already holds one (else runs into it). Speed figures taken on a
-shared machine are only indicative.
+folder instead of running when DIR already holds one (else runs into it). ``--half-resolution`` runs and
+scores half-resolution copies of the clips instead (tests/camera_edits.py, lossless; the truth's coordinates
+are fractions of the frame, so it holds for them unchanged): how the accuracy holds on footage with half the
+pixels, the way lower-resolution film and TV footage has them. Speed figures taken on a shared machine are
+only indicative.
 """
 from __future__ import annotations
 
@@ -171,6 +175,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None, help="output folder to score (run into it when empty)")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     parser.add_argument("--media", type=Path, default=None, help="shared media folder (default: tests' lookup)")
+    parser.add_argument("--half-resolution", action="store_true",
+                        help="run and score half-resolution copies of the clips (built in a temporary folder)")
     args = parser.parse_args()
 
     media = args.media or find_media_dir()
@@ -183,6 +189,11 @@ def main() -> None:
     wall = None
     with tempfile.TemporaryDirectory(prefix="bench_accuracy_") as tmp:
         out = args.out or Path(tmp) / "out"
+        if args.half_resolution and not (out / "run.json").is_file():
+            from tests.camera_edits import half_resolution_clip
+
+            # named by the clip's stem, the run's video_id, which is what the truth is looked up by
+            clips = [half_resolution_clip(c, Path(tmp) / "half" / f"{c.stem}.mp4") for c in clips]
         if not (out / "run.json").is_file():
             print(f"running socialtrace on {len(clips)} annotated clips -> {out}", flush=True)
             wall = run_pipeline(clips, out, args.fps, args.config)
