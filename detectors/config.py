@@ -139,6 +139,16 @@ class GazeConfig:
     target_uncertainty_deg: float = 8.0
     keypoint_target_uncertainty_deg: float = 15.0
     settle_seconds: float = 1.0
+    # a face-mesh read whose eyes are too small to read (the eye cues faded, eye_cue_min_pixels) is the head's
+    # direction, and the eyes can look anywhere within about this many degrees of it (in natural viewing the
+    # eyes rarely turn further before the head follows); the range grows as the eye cues fade. Where it holds
+    # another person (or another person's hands) than the one the read names, the read cannot say who is
+    # looked at: unknown (0 = off). Changes no row at full size, where faded eyes are rare on the truth;
+    # on half-resolution copies (bench_accuracy --half-resolution) validation QA 7/8/3 -> 8/2/4
+    # right/wrong/uncheckable, wrong events 6 -> 3, gaze rows 27 -> 26 of 53 (development unchanged);
+    # 20 and 25 cost 4 development rows (atd_kitchen B's look at his own hands beside A's) (benchmarks/README.md,
+    # "Low resolution")
+    unread_eyes_uncertainty_deg: float = 15.0
     # a frame's target must be shared by at least half of that person's targets within this many
     # seconds either side, else it is unknown (0 = off). The window never holds less than the
     # neighbouring samples (1.25 sampling steps): at 2 fps a target seen at one instant between two

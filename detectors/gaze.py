@@ -51,11 +51,13 @@ EYE_UP_LIMIT = 0.5  # wide-open lids read as looking up by at most this fraction
 
 @dataclass(frozen=True)
 class GazeEstimate:
-    """One person's gaze: origin (x, y) pixels, unit direction (3,), confidence in [0, 1]."""
+    """One person's gaze: origin (x, y) pixels, unit direction (3,), confidence in [0, 1], and the share of the
+    eye cues (iris, lids) it holds: 1 = read in full, 0 = the head's direction alone (eyes a few pixels wide)."""
 
     origin: np.ndarray
     direction: np.ndarray
     confidence: float
+    eye_cues: float = 1.0
 
 
 def _unit(vector: np.ndarray) -> np.ndarray:
@@ -167,6 +169,7 @@ def gaze_from_face_mesh(
         # eyes a few pixels wide cannot show the lids or the iris: their cues fade out with the width
         # of the wider eye in the image (a 1-pixel landmark error is a large part of the lid range there)
         low, full = eye_cue_pixels
+        visible = 1.0
         if full > low:
             widths = [np.linalg.norm(mesh_px[e["corners"][1], :2] - mesh_px[e["corners"][0], :2]) for e in EYES]
             visible = float(np.clip((max(widths) - low) / (full - low), 0.0, 1.0))
@@ -186,7 +189,9 @@ def gaze_from_face_mesh(
     origin = (eye_centres[0] + eye_centres[1]) / 2
     face_width = float(np.ptp(mesh_px[:468, 0])) or 1.0
     fit = float(np.exp(-error / (0.08 * face_width)))
-    return GazeEstimate(origin=origin, direction=direction, confidence=float(np.clip(face_score * fit, 0.0, 1.0)))
+    eye_cues = visible if head_pose == "mesh" else 1.0
+    return GazeEstimate(origin=origin, direction=direction, confidence=float(np.clip(face_score * fit, 0.0, 1.0)),
+                        eye_cues=float(eye_cues))
 
 
 def face_keypoints_seen(keypoints: np.ndarray, min_score: float = 0.3) -> np.ndarray:

@@ -128,7 +128,8 @@ def flipped_gaze(estimate: GazeEstimate | None, width: float) -> GazeEstimate | 
     if estimate is None:
         return None
     return GazeEstimate(origin=np.array([width - estimate.origin[0], estimate.origin[1]]),
-                        direction=estimate.direction * np.array([-1.0, 1.0, 1.0]), confidence=estimate.confidence)
+                        direction=estimate.direction * np.array([-1.0, 1.0, 1.0]), confidence=estimate.confidence,
+                        eye_cues=estimate.eye_cues)
 
 
 def flipped_hand(read: tuple[np.ndarray, float] | None, width: float) -> tuple[np.ndarray, float] | None:
@@ -184,4 +185,5 @@ def merged_gaze_reads(direct: GazeEstimate | None, mirrored: GazeEstimate | None
     if norm < 1e-9:  # opposite reads: no direction
         return None
     return GazeEstimate(origin=(weights[0] * direct.origin + weights[1] * mirrored.origin) / weights.sum(),
-                        direction=direction / norm, confidence=(direct.confidence + mirrored.confidence) / 2)
+                        direction=direction / norm, confidence=(direct.confidence + mirrored.confidence) / 2,
+                        eye_cues=min(direct.eye_cues, mirrored.eye_cues))

@@ -43,6 +43,7 @@ class FrameObservations:
     gaze_dir: np.ndarray = None  # (N, 3) float32 unit vector, camera frame, z into the scene
     gaze_source: np.ndarray = None  # (N,) str: face_mesh | keypoints | model | "" (none)
     gaze_conf: np.ndarray = None  # (N,) float32, 0 when no gaze
+    gaze_eye_cues: np.ndarray = None  # (N,) float32: share of the eye cues a face-mesh gaze holds (0: head alone)
     # (N,) bool: the face mesh found this person's face (on at least one of its reads, detectors/mirror.py),
     # whether or not the gaze was read from it: a face seen for re-identification (tracking/faces.py)
     face_seen: np.ndarray = None
@@ -66,6 +67,7 @@ class FrameObservations:
             "gaze_dir": lambda: _nan(n, 3),
             "gaze_source": lambda: np.full(n, GAZE_SOURCE_NONE, dtype=object),
             "gaze_conf": lambda: np.zeros(n, np.float32),
+            "gaze_eye_cues": lambda: np.zeros(n, np.float32),
             "face_seen": lambda: np.zeros(n, bool),
             "hand_xyxy": lambda: _nan(n, HANDS_PER_PERSON, 4),
             "hand_pointing": lambda: np.zeros((n, HANDS_PER_PERSON), np.float32),
@@ -83,6 +85,7 @@ class FrameObservations:
             "gaze_dir": (n, 3),
             "gaze_source": (n,),
             "gaze_conf": (n,),
+            "gaze_eye_cues": (n,),
             "face_seen": (n,),
             "hand_xyxy": (n, HANDS_PER_PERSON, 4),
             "hand_pointing": (n, HANDS_PER_PERSON),

@@ -91,6 +91,7 @@ class PersonRefiner:
                 obs.gaze_dir[i] = estimate.direction
                 obs.gaze_source[i] = GAZE_SOURCE_FACE_MESH
                 obs.gaze_conf[i] = estimate.confidence
+                obs.gaze_eye_cues[i] = estimate.eye_cues
                 return
         # No usable face: which way the head and shoulders face (pixels keep the geometry isotropic).
         origin, direction, confidence = gaze_from_keypoints(keypoints[None])

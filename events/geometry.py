@@ -620,6 +620,20 @@ def turned_directions(direction: np.ndarray, degrees) -> np.ndarray:
     return out
 
 
+def names_another_person(
+    type_code: np.ndarray, target_id: np.ndarray, alt_code: np.ndarray, alt_id: np.ndarray
+) -> np.ndarray:
+    """(R,) bool: rows whose target is a person or a person's hands while one of their alternative reads
+    (``alt_code`` / ``alt_id``, (K, R)) names another person or another person's hands: which of two people
+    the look is on is inside the read's uncertainty. A person's face and their own hands are the same person."""
+    who_kinds = (GAZE_PERSON, GAZE_HANDS)
+    own = np.where(np.isin(type_code, who_kinds), target_id, -1)
+    alt_code = np.asarray(alt_code).reshape(-1, len(own))
+    alt_id = np.asarray(alt_id).reshape(-1, len(own))
+    other = np.isin(alt_code, who_kinds) & (alt_id != own[None, :])
+    return (own >= 0) & other.any(axis=0)
+
+
 def settle_ambiguous_targets(
     times: np.ndarray,
     person: np.ndarray,

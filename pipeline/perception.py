@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from detectors.gaze import face_keypoints_seen
 from detectors.objects import FrameObjects
-from detectors.observation import GAZE_SOURCE_KEYPOINTS, FrameObservations
+from detectors.observation import GAZE_SOURCE_FACE_MESH, GAZE_SOURCE_KEYPOINTS, FrameObservations
 from detectors.referents import REFERENT_LABEL, referents_in_frames
 from pipeline import schema
 from pipeline.clip import ClipSpec, PerceptionResult, VideoInfo
@@ -347,6 +347,19 @@ def associate_targets(
                     gaze_point[k] = point[k]
                     break
         gaze_code, gaze_id = settled_code, settled_id
+    if with_times and gaze.unread_eyes_uncertainty_deg > 0:
+        # a face whose eyes are too small to read gives the head's direction; the eyes may look anywhere within
+        # their usual range of it, and where that range holds another person than the one named, the read
+        # cannot say who is looked at
+        unread = (merged.gaze_source == GAZE_SOURCE_FACE_MESH) & (merged.gaze_eye_cues < 1.0)
+        if unread.any():
+            spread = np.where(unread, gaze.unread_eyes_uncertainty_deg * (1.0 - merged.gaze_eye_cues), 0.0)
+            spread_reads = [gaze_targets(turned.astype(np.float32))
+                            for turned in geometry.turned_directions(merged.gaze_dir, spread)]
+            other = unread & geometry.names_another_person(
+                gaze_code, gaze_id, np.stack([r[0] for r in spread_reads]), np.stack([r[1] for r in spread_reads]))
+            gaze_code = np.where(other, geometry.GAZE_UNKNOWN, gaze_code)
+            gaze_id = np.where(other, -1, gaze_id)
     if with_times and gaze.target_stable_seconds > 0:
         gaze_code, gaze_id = geometry.stable_targets(
             row_times, person, row_shots, gaze_code, gaze_id,

@@ -101,6 +101,7 @@ def _interpolate(observations, before, after, target, weight: float) -> None:
     out.gaze_dir[rt] = direction / norm if norm > 0 else a.gaze_dir[rb]
     out.gaze_origin[rt] = (1 - weight) * a.gaze_origin[rb] + weight * b.gaze_origin[ra]
     out.gaze_conf[rt] = min(a.gaze_conf[rb], b.gaze_conf[ra])
+    out.gaze_eye_cues[rt] = min(a.gaze_eye_cues[rb], b.gaze_eye_cues[ra])
     out.gaze_source[rt] = a.gaze_source[rb]
 
 
@@ -112,4 +113,5 @@ def _carry(observations, before, target, decay: float) -> None:
     shift = _head_centre(out, rt) - _head_centre(a, rb)
     out.gaze_origin[rt] = a.gaze_origin[rb] + (shift if np.all(np.isfinite(shift)) else 0.0)
     out.gaze_conf[rt] = a.gaze_conf[rb] * decay
+    out.gaze_eye_cues[rt] = a.gaze_eye_cues[rb]
     out.gaze_source[rt] = a.gaze_source[rb]

@@ -1,0 +1,53 @@
+"""A face whose eyes are too small to read gives only the head's direction (gaze.unread_eyes_uncertainty_deg):
+where the eyes' usual range around it holds another person than the one the head points at, the row names
+nobody. The situation of yakhyo_classroom_group's B at half resolution: her head points level at D beside her,
+her eyes (7 px, unread) look down at A in front of her, and the row said D, a wrong "who looks at D" item."""
+from __future__ import annotations
+
+import numpy as np
+
+from detectors.observation import FrameObservations
+from events.geometry import GAZE_ELSEWHERE, GAZE_HANDS, GAZE_PERSON, GAZE_CAMERA, names_another_person
+from pipeline.config import Config
+from pipeline.perception import associate_targets
+
+
+def _frame(eye_cues: float) -> FrameObservations:
+    """The looker (id 0) near the middle, her head turned toward D (id 1) at her height on the right and
+    toward the camera; A (id 2) stands nearer, her head a little lower: the look turned down by 15 degrees
+    of the head's own pitch reaches A, turned by 8 (the read's own uncertainty) it does not."""
+    toward_d = np.array([0.8, 0.0, -0.8]) / np.hypot(0.8, 0.8)
+    return FrameObservations(
+        xyxy=[[0.40, 0.40, 0.50, 0.95], [0.72, 0.40, 0.82, 0.95], [0.64, 0.51, 0.74, 0.98]],
+        confidence=[0.9, 0.9, 0.9],
+        head_xyxy=[[0.42, 0.40, 0.48, 0.50], [0.74, 0.40, 0.80, 0.50], [0.66, 0.51, 0.72, 0.61]],
+        gaze_origin=[[0.45, 0.45], [np.nan, np.nan], [np.nan, np.nan]],
+        gaze_dir=[toward_d, [np.nan] * 3, [np.nan] * 3],
+        gaze_conf=[0.8, 0.0, 0.0], gaze_source=["face_mesh", "", ""], gaze_eye_cues=[eye_cues, 0.0, 0.0],
+        tracker_id=[0, 1, 2],
+    )
+
+
+def _looker_targets(eye_cues: float, config: Config) -> list[tuple[str, int | None]]:
+    frames = [_frame(eye_cues) for _ in range(3)]
+    targets = associate_targets(frames, 1.0, config, times=np.array([0.0, 0.5, 1.0]), shot_ids=np.zeros(3, int))
+    return [(t.gaze_type[0], t.gaze_id[0]) for t in targets]
+
+
+def test_a_head_read_with_another_person_in_the_eyes_range_names_nobody():
+    config = Config()
+    assert _looker_targets(1.0, config) == [("person", 1)] * 3  # eyes read: the look is where it points
+    assert _looker_targets(0.0, config) == [("unknown", None)] * 3  # head alone: D or A, nobody can say
+    off = config.replace(gaze={"unread_eyes_uncertainty_deg": 0.0})
+    assert _looker_targets(0.0, off) == [("person", 1)] * 3
+
+
+def test_another_person_is_another_id_not_the_same_persons_hands():
+    # rows: person 1 read, alternatives (K=2, R=6)
+    code = np.array([GAZE_PERSON, GAZE_PERSON, GAZE_HANDS, GAZE_ELSEWHERE, GAZE_PERSON, GAZE_PERSON])
+    ids = np.array([1, 1, 1, -1, 1, 1])
+    alt_code = np.array([[GAZE_PERSON, GAZE_HANDS, GAZE_PERSON, GAZE_PERSON, GAZE_CAMERA, GAZE_HANDS],
+                         [GAZE_PERSON, GAZE_PERSON, GAZE_HANDS, GAZE_PERSON, GAZE_ELSEWHERE, GAZE_PERSON]])
+    alt_id = np.array([[2, 1, 1, 2, -1, 3],
+                       [1, 1, 1, 2, -1, 1]])
+    assert names_another_person(code, ids, alt_code, alt_id).tolist() == [True, False, False, False, False, True]
