@@ -238,7 +238,7 @@ def run(
                     "command's; `socialtrace %s %s` or --overwrite replaces them", video.video_id, stage, command,
                     stage, out)
     if plan.rederive:
-        log.info("%s: perception is current, events/QA settings changed: re-deriving them from the "
+        log.info("%s: perception is current, events/QA settings or code changed: re-deriving them from the "
                  "stored tracks", plural(len(plan.rederive), "video"))
     record = {"command": sys.argv, "executor": chosen, "started_at": time.time(),
               "inputs": [v.video_id for v in videos]}

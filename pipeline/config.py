@@ -100,9 +100,13 @@ class Config:
         return _digest(data)
 
     def stage_hashes(self) -> dict[str, str]:
-        """{"perception": ..., "events": ..., "qa": ...}: the hash of what each stage's tables depend on."""
+        """{"perception": ..., "events": ..., "qa": ...}: the hash of what each stage's tables depend on: its
+        settings and the source of the code it runs (pipeline.code_version)."""
+        from pipeline.code_version import stage_code
+
         data = self.to_dict()
-        return {stage: _digest({k: data[k] for k in keys}) for stage, keys in self._STAGE_KEYS.items()}
+        return {stage: _digest({**{k: data[k] for k in keys}, "code": stage_code(stage)})
+                for stage, keys in self._STAGE_KEYS.items()}
 
     def replace(self, **sections: Any) -> "Config":
         """Return a copy with whole sections or section fields replaced:

@@ -109,7 +109,7 @@ def finish_clip(result: PerceptionResult, config: Config, store: OutputStore, st
         "status": "ok",
         "error": None,
         "config_hash": config.hash(),
-        # per stage: the hash of its settings and the command that wrote its table (plan_run reads both)
+        # per stage: the hash of its settings and code, and the command that wrote its table (plan_run reads both)
         "stage_hashes": config.stage_hashes(),
         "stage_commands": {stage: "run" for stage in Config.STAGES},
         "backend": result.backend,
@@ -194,8 +194,8 @@ def reject_unreadable(todo: list[InputVideo], config: Config, store: OutputStore
 @dataclass
 class RunPlan:
     todo: list[InputVideo]  # perception (and everything after it) to run
-    done: list[InputVideo] = field(default_factory=list)  # ok with the same settings: skipped
-    # ok, perception current, a later stage's settings changed: that stage and the next are re-derived
+    done: list[InputVideo] = field(default_factory=list)  # ok with the same settings and code: skipped
+    # ok, perception current, a later stage's settings or code changed: that stage and the next are re-derived
     # from the stored tables (no video), as (video, first stage to redo)
     rederive: list[tuple[InputVideo, str]] = field(default_factory=list)
     # ok, but a later stage was recomputed by `socialtrace events` / `qa` with other settings than this
