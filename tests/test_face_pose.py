@@ -211,3 +211,20 @@ def test_a_head_seen_from_behind_is_told_from_a_profile_by_the_face_keypoints():
     assert face_keypoints_seen(np.stack([back, profile, eyes_only])).tolist() == [False, True, True]
     _, direction, _ = gaze_from_keypoints(np.stack([back, profile]))
     assert direction[0, 2] > 0 > direction[1, 2]  # a back view looks into the scene, a face toward the lens
+
+
+def test_a_torso_seen_from_behind_needs_sure_face_points():
+    """tvhid_handshake_0001's A, back to the camera, face never visible: the pose model gives his head a nose at
+    0.29-0.32 and one eye at 0.5; a re-encode moved the nose over 0.3 and made him a profile looking at B."""
+    def person(nose: float, shoulders: float = 0.95, from_behind: bool = True) -> np.ndarray:
+        points = _coco({0: nose, 2: 0.5, 3: 0.99, 5: shoulders, 6: shoulders})
+        if from_behind:  # the subject's left shoulder on the image left
+            points[[5, 6], 0] = points[[6, 5], 0]
+        return points
+
+    faint, sure = person(0.32), person(0.8)
+    facing = person(0.32, from_behind=False)
+    unsure_torso = person(0.32, shoulders=0.4)
+    assert face_keypoints_seen(np.stack([faint, sure, facing, unsure_torso])).tolist() == [False, True, True, True]
+    _, direction, _ = gaze_from_keypoints(np.stack([faint, sure]))
+    assert direction[0, 2] > 0 > direction[1, 2]  # the faint one reads as a back view, into the scene
