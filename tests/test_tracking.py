@@ -763,3 +763,27 @@ def test_across_a_cut_agreeing_faces_join_despite_far_colours_only_when_nobody_e
     faces.faces[id(c[0])] = np.full(128, -0.06)
     pairs = match_across_cut(_People([a, b, c], faces), _People([a2, b2], faces), config)
     assert (0, 0) not in pairs and (1, 1) in pairs
+
+
+def test_a_track_takes_the_weaker_detection_it_was_just_before_it_started() -> None:
+    """A track starts only from a detection scored at least new_track_thresh (0.4); a person's detections are
+    kept from person_conf (0.35). tvhid_handshake_0001's B, mid-handshake, scored 0.38 in the first frame of a
+    re-encoded copy and lost that row. The tracker's own overlap and colour rules decide the reach back."""
+    red, blue = np.zeros(DESCRIPTOR_SIZE, np.float32), np.zeros(DESCRIPTOR_SIZE, np.float32)
+    red[0], blue[30] = 1.0, 1.0
+
+    def frame(box, conf, colour, *extra):
+        boxes, confs, colours = [box], [conf], [colour]
+        for b, c, k in extra:
+            boxes.append(b), confs.append(c), colours.append(k)
+        return FrameObservations(xyxy=boxes, confidence=confs, appearance=colours)
+
+    walk = [[0.30 + 0.02 * k, 0.2, 0.42 + 0.02 * k, 0.9] for k in range(4)]
+    frames = [frame(walk[0], 0.37, red), frame(walk[1], 0.38, red), frame(walk[2], 0.8, red), frame(walk[3], 0.8, red)]
+    ids = track_shot(frames, CONFIG.tracking, 2.0)
+    assert [int(i[0]) for i in ids] == [ids[2][0]] * 4  # two weak first sightings join, back to the first
+    # a weak detection elsewhere in the frame, or in other colours at the same place, stays without a track
+    far = ([0.80, 0.2, 0.92, 0.9], 0.38, red)
+    frames = [frame(walk[0], 0.37, blue, far), frame(walk[1], 0.8, red), frame(walk[2], 0.8, red)]
+    ids = track_shot(frames, CONFIG.tracking, 2.0)
+    assert ids[0].tolist() == [-1, -1] and ids[1][0] == ids[2][0] >= 1

@@ -104,7 +104,8 @@ def make_tracker(config: TrackingConfig, fps: float):
 def track_shot(observations: list[FrameObservations], config: TrackingConfig, fps: float) -> list[np.ndarray]:
     """Run one new tracker over the consecutive frames of a shot. Returns, per frame, an (N,) int32
     array of tracklet ids (>= 1) for that frame's rows, -1 where a row was left unassigned (a weak
-    detection that matched no track)."""
+    detection that matched no track); a track takes the detection it was just before it started
+    (``reach_back_to_first_sightings``)."""
     tracker = make_tracker(config, fps)
     result = []
     for frame in observations:
@@ -117,4 +118,41 @@ def track_shot(observations: list[FrameObservations], config: TrackingConfig, fp
             if track.frame_id == tracker.frame_id and 0 <= int(track.idx) < len(frame):
                 ids[int(track.idx)] = track.track_id
         result.append(ids)
+    reach_back_to_first_sightings(observations, result, config)
     return result
+
+
+def reach_back_to_first_sightings(observations: list[FrameObservations], ids: list[np.ndarray],
+                                  config: TrackingConfig) -> None:
+    """Give each track, in place, the detection it was seen as just before it started, where the tracker left
+    that detection without a track. A track starts only from a detection scored at least
+    ``new_track_thresh``, while a person's detections are kept from ``person_conf``: someone the detector was
+    less sure of in their first sampled frame (tvhid_handshake_0001's B at 0.47 in the clip, 0.38 in a
+    re-encoded copy, mid-handshake) lost that row. The unassigned detection of the frame before a track's
+    first whose box overlaps the track's first box as the tracker's own association requires (IoU at least
+    1 - ``match_thresh``), with colours within ``track_appearance_gate`` where both are seen, joins it, the
+    best overlap first; then the frame before that, as long as one does."""
+    from detectors.keypoints import box_iou_matrix
+    from tracking.appearance import appearance_distance
+
+    for position in range(len(observations) - 1, 0, -1):
+        here, before = observations[position], observations[position - 1]
+        free = np.flatnonzero(ids[position - 1] < 0)
+        starting = [r for r in np.flatnonzero(ids[position] >= 0)
+                    if ids[position][r] not in set(ids[position - 1].tolist())]
+        if not len(free) or not starting:
+            continue
+        overlap = box_iou_matrix(here.xyxy[starting], before.xyxy[free])
+        if here.appearance.shape[1] and before.appearance.shape[1]:
+            colours = appearance_distance(here.appearance[starting], before.appearance[free])
+            overlap = np.where(np.isfinite(colours) & (colours > config.track_appearance_gate), 0.0, overlap)
+        taken_tracks, taken_rows = set(), set()
+        for flat in np.argsort(-overlap, axis=None, kind="stable").tolist():
+            i, j = divmod(flat, len(free))
+            if overlap[i, j] < 1.0 - config.match_thresh:
+                break
+            if i in taken_tracks or j in taken_rows:
+                continue
+            ids[position - 1][free[j]] = ids[position][starting[i]]
+            taken_tracks.add(i)
+            taken_rows.add(j)
