@@ -18,6 +18,7 @@ from typing import Any, Mapping
 from detectors.config import DetectorConfig, GazeConfig, PointingConfig, ReferentConfig
 from events.config import EventConfig
 from qa_gen.config import QAConfig
+from pipeline.code_version import stage_code
 from tracking.config import TrackingConfig
 
 __all__ = ["Config", "SamplingConfig", "RunConfig", "DetectorConfig", "GazeConfig", "PointingConfig", "ReferentConfig",
@@ -102,8 +103,6 @@ class Config:
     def stage_hashes(self) -> dict[str, str]:
         """{"perception": ..., "events": ..., "qa": ...}: the hash of what each stage's tables depend on: its
         settings and the source of the code it runs (pipeline.code_version)."""
-        from pipeline.code_version import stage_code
-
         data = self.to_dict()
         return {stage: _digest({**{k: data[k] for k in keys}, "code": stage_code(stage)})
                 for stage, keys in self._STAGE_KEYS.items()}

@@ -226,12 +226,8 @@ def _first_frame(container: av.container.InputContainer, stream: av.video.stream
     raise VideoError(uri, "no decodable frames (truncated or corrupt video stream)")
 
 
-def _first_frame_lead(container: av.container.InputContainer, stream: av.video.stream.VideoStream, uri: str) -> float:
-    """Seconds from the stream's start to its first decoded frame (0 when that is earlier or has no pts)."""
-    return _lead_of(_first_frame(container, stream, uri), stream)
-
-
 def _lead_of(first: av.VideoFrame, stream: av.video.stream.VideoStream) -> float:
+    """Seconds from the stream's start to its first decoded frame ``first`` (0 when that is earlier or has no pts)."""
     if first.pts is None:
         return 0.0
     return max(float(first.pts * (stream.time_base or Fraction(1, 1))) - _stream_start(stream), 0.0)
@@ -277,7 +273,7 @@ def iter_frames(
         # the clip's time 0 is its first frame: an AVI's first frame can carry pts 0.125 s (the decoder's
         # reordering delay) where the same frames muxed into MP4 start at 0, and the sampling grid must
         # land on the same frames of both (a copy of the clip gives the same output)
-        lead = None if start_s <= 0 else _first_frame_lead(container, stream, uri)
+        lead = None if start_s <= 0 else _lead_of(_first_frame(container, stream, uri), stream)
         if start_s > 0:
             # Seek to the keyframe before start_s; frames before it are decoded but not sampled.
             container.seek(int((start_s + lead + stream_start) / time_base), stream=stream, backward=True)

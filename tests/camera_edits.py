@@ -49,8 +49,8 @@ def near_lossless_stream(sink, size: tuple[int, int], rate, time_base, threads: 
     stream.time_base = time_base
     stream.codec_context.time_base = time_base
     stream.options = {"crf": str(int(crf)), "preset": "veryfast"} if encoder == "libx264" else {"qscale": "2"}
-    # one encoder thread: with several, the encode of the same frames differs from run to run on a busy
-    # machine (up to 46 grey levels by the end of a clip), and so would every figure measured on the edit
+    # with several threads x264 encodes the same frames differently from run to run on a busy machine (up to 46
+    # grey levels by a clip's end); at crf 0 the decoded pixels are the same whatever the threads
     if threads > 0:
         stream.codec_context.thread_count = int(threads)
     if encoder == "mpeg4":
@@ -121,5 +121,4 @@ def make_edit(kind: str, src: str | Path, folder: str | Path) -> Path:
     makers = {"mirror": mirror_clip, "half": half_resolution_clip, REENCODE: reencoded_clip}
     if kind not in makers:
         raise ValueError(f"unknown camera edit {kind!r} (edits: {', '.join(makers)})")
-    make = makers[kind]
-    return make(src, Path(folder) / f"{Path(src).stem}_{kind}.mp4")
+    return makers[kind](src, Path(folder) / f"{Path(src).stem}_{kind}.mp4")

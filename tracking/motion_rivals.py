@@ -129,8 +129,9 @@ def walked_back(earlier_members, later_members, previous, current, slack: float)
     return True
 
 
-def _edge_directions(box: np.ndarray, margin: float) -> list[np.ndarray]:
-    """Outward unit directions of the frame edges (left, right, bottom) a normalised xyxy box touches."""
+def frame_edge_directions(box: np.ndarray, margin: float) -> list[np.ndarray]:
+    """Outward unit directions of the frame edges a normalised xyxy box touches (within ``margin``): left,
+    right and bottom, where people leave the picture (the top edge cuts heads of people still in view)."""
     out = []
     if box[0] <= margin:
         out.append(np.array([-1.0, 0.0]))
@@ -149,7 +150,7 @@ def out_of_view_and_back(earlier_members, later_members, previous, current, marg
     before, after = _sides(earlier_members, later_members, previous, current)
     for members, box, at, forward, sign in ((before, previous.boxes[-1], previous.end, True, 1.0),
                                             (after, current.boxes[0], current.start, False, -1.0)):
-        edges = _edge_directions(box, margin)
+        edges = frame_edge_directions(box, margin)
         if not edges:
             return False
         motion = _motion_at(members, at, forward)

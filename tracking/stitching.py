@@ -32,8 +32,8 @@ from tracking.config import TrackingConfig
 from tracking.appearance import appearance_distance
 from tracking.cut_matching import join_across_cuts
 from tracking.faces import FaceBank, face_distance
-from tracking.motion_rivals import (EXTRAPOLATE_MAX_S, VELOCITY_WINDOW_S, motion_rival, out_of_view_and_back,
-                                    walked_back)
+from tracking.motion_rivals import (EXTRAPOLATE_MAX_S, VELOCITY_WINDOW_S, frame_edge_directions, motion_rival,
+                                    out_of_view_and_back, walked_back)
 from tracking.tracker import track_shot
 
 
@@ -101,9 +101,9 @@ def plausible_motion(earlier: Tracklet, later: Tracklet, config: TrackingConfig)
 
 
 def at_frame_edge(box: np.ndarray, margin: float) -> bool:
-    """Whether a normalised xyxy box touches the frame's left, right or bottom edge (people leave the
-    picture there; the top edge cuts heads of people still in view)."""
-    return bool(box[0] <= margin or box[2] >= 1.0 - margin or box[3] >= 1.0 - margin)
+    """Whether a normalised xyxy box touches an edge people leave the picture through
+    (``frame_edge_directions``)."""
+    return bool(frame_edge_directions(box, margin))
 
 
 def plausible_reentry(earlier: Tracklet, later: Tracklet, config: TrackingConfig) -> bool:
@@ -200,12 +200,12 @@ def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig,
         return False
     face = (lambda: float("nan")) if faces is None else faces
     ordered = sorted([(t, 0) for t in a.members] + [(t, 1) for t in b.members], key=lambda m: m[0].start)
+    # each group's tracklets in time order (the sides whose motion the rules below read)
+    sides = ([t for t, side in ordered if side == 0], [t for t, side in ordered if side == 1])
     for (previous, side_p), (current, side_c) in zip(ordered, ordered[1:]):
         if side_p == side_c:
             continue
-        # each group's tracklets (the sides whose motion the rules below read)
-        earlier = [t for t, side in ordered if side == side_p]
-        later = [t for t, side in ordered if side == side_c]
+        earlier, later = sides[side_p], sides[side_c]
         gap = current.start - previous.end
         if gap > config.stitch_max_gap_seconds:
             return False

@@ -12,7 +12,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from detectors.keypoints import box_iou_matrix
 from detectors.observation import FrameObservations
+from tracking.appearance import appearance_distance
 from tracking.config import TrackingConfig
 
 TRACKERS = ("bytetrack", "botsort")
@@ -132,14 +134,11 @@ def reach_back_to_first_sightings(observations: list[FrameObservations], ids: li
     first whose box overlaps the track's first box as the tracker's own association requires (IoU at least
     1 - ``match_thresh``), with colours within ``track_appearance_gate`` where both are seen, joins it, the
     best overlap first; then the frame before that, as long as one does."""
-    from detectors.keypoints import box_iou_matrix
-    from tracking.appearance import appearance_distance
-
     for position in range(len(observations) - 1, 0, -1):
         here, before = observations[position], observations[position - 1]
         free = np.flatnonzero(ids[position - 1] < 0)
-        starting = [r for r in np.flatnonzero(ids[position] >= 0)
-                    if ids[position][r] not in set(ids[position - 1].tolist())]
+        tracked_before = set(ids[position - 1].tolist())
+        starting = [r for r in np.flatnonzero(ids[position] >= 0) if ids[position][r] not in tracked_before]
         if not len(free) or not starting:
             continue
         overlap = box_iou_matrix(here.xyxy[starting], before.xyxy[free])
