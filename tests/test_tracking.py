@@ -787,3 +787,32 @@ def test_a_track_takes_the_weaker_detection_it_was_just_before_it_started() -> N
     frames = [frame(walk[0], 0.37, blue, far), frame(walk[1], 0.8, red), frame(walk[2], 0.8, red)]
     ids = track_shot(frames, CONFIG.tracking, 2.0)
     assert ids[0].tolist() == [-1, -1] and ids[1][0] == ids[2][0] >= 1
+
+
+
+def test_a_new_track_does_not_take_the_box_of_someone_it_meets() -> None:
+    """opencv_vtest 48.0-50.0 s at 2 fps (the boxes as detected): a dark-haired man walks down-right and a
+    bald man up-left, both on new tracks at 48.0 s; at 48.5 s one box covers the other. Without a velocity,
+    box overlap alone handed each new track the other man's box: one id covered the dark-haired man at
+    48.0 s and the bald man after. Their coats pool to colours 0.45 apart, as the two men's did: near
+    enough for the tracker's colour gate, too far for stitching to join."""
+    dark = [[0.752, 0.432, 0.798, 0.590], [0.794, 0.447, 0.827, 0.620], [0.799, 0.457, 0.845, 0.624],
+            [0.797, 0.466, 0.845, 0.633], [0.799, 0.477, 0.834, 0.648]]
+    bald = [[0.793, 0.466, 0.839, 0.671], [0.761, 0.448, 0.813, 0.648], [0.743, 0.434, 0.789, 0.626],
+            [0.739, 0.423, 0.776, 0.619], [0.723, 0.414, 0.771, 0.572]]
+    coat, jeans, trousers = 0, 1, 2  # histogram bins
+    dark_colours, bald_colours = np.zeros(DESCRIPTOR_SIZE, np.float32), np.zeros(DESCRIPTOR_SIZE, np.float32)
+    dark_colours[[coat, trousers]] = 0.8, 0.2
+    bald_colours[[coat, jeans]] = 0.8, 0.2
+    assert appearance_distance(dark_colours, bald_colours)[0, 0] == pytest.approx(0.45, abs=0.01)
+    frames = [FrameObservations(xyxy=[d, b], confidence=[0.8, 0.8], appearance=[dark_colours, bald_colours])
+              for d, b in zip(dark, bald)]
+    ids = track_shot(frames, CONFIG.tracking, 2.0)
+    assert ids[1].tolist() == ids[0].tolist()[::-1]  # the tracker itself swaps them
+    people = assign_person_ids(frames, 48.0 + np.arange(len(frames)) / 2.0, np.zeros(len(frames), int), CONFIG.tracking, 2.0)
+    assert [f.tracker_id.tolist() for f in people] == [[0, 1]] * len(frames)
+    # a seated crowd whose boxes overlap: a new track's first link barely moves, nobody else is as near
+    still = [[0.30, 0.30, 0.50, 0.90], [0.42, 0.32, 0.62, 0.92]]
+    frames = [FrameObservations(xyxy=still, confidence=[0.8, 0.8], appearance=[dark_colours, dark_colours])] * 3
+    people = assign_person_ids(frames, np.arange(3) / 2.0, np.zeros(3, int), CONFIG.tracking, 2.0)
+    assert [f.tracker_id.tolist() for f in people] == [[0, 1]] * 3

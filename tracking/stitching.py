@@ -374,6 +374,9 @@ def build_tracklets(
             rows = by_id[track_id]
             breaks = [k for k in range(1, len(rows))
                       if times[rows[k][0]] - times[rows[k - 1][0]] > config.track_gap_split_seconds + 1e-6]
+            if len(rows) > 1 and config.stitch_unseen_ambiguity > 0 and first_link_guessed(
+                    rows, observations, config.stitch_unseen_ambiguity):
+                breaks = sorted(set(breaks) | {1})
             for part in np.split(np.arange(len(rows)), breaks):
                 part_rows = [rows[k] for k in part]
                 # the tracker follows boxes, not people: cut where the colours say someone else took over
@@ -413,16 +416,40 @@ def _closer_elsewhere(k: int, shot: int, rows: list[tuple[int, int]], descriptor
 _OVERLAP_CONTAMINATES = 0.2  # a box this much covered by another's sees two people's colours
 
 
+def _covering(frame: FrameObservations, row: int) -> list[int]:
+    """The other rows whose boxes cover more than _OVERLAP_CONTAMINATES of the row's box."""
+    box = frame.xyxy[row]
+    area = max(float((box[2] - box[0]) * (box[3] - box[1])), 1e-9)
+    cover = box_intersection_matrix(frame.xyxy, box)[:, 0] / area
+    return [j for j in range(len(frame)) if j != row and cover[j] > _OVERLAP_CONTAMINATES]
+
+
+def _overlapped(frame: FrameObservations, row: int) -> bool:
+    return bool(_covering(frame, row))
+
+
+def first_link_guessed(rows: list[tuple[int, int]], observations: list[FrameObservations], ratio: float) -> bool:
+    """Whether a track's first link was a guess: the track had no velocity yet, the box it took is covered
+    by another (colours unreadable), and that other box lies within ``ratio`` times the link's move from
+    the track's first box (stitch_unseen_ambiguity, as ``nearer_alternative``). Two people met there and
+    box overlap alone chose between them (opencv_vtest 48.0 -> 48.5 s: a new track on one walker took the
+    other's box where they passed). Stitching, which reads both sides' motion, decides instead. Later links
+    are left to the tracker's velocity: one step of a pose box's jitter is no velocity to judge them by."""
+    (first_position, first_row), (position, row) = rows[0], rows[1]
+    frame = observations[position]
+    start = _box_centre(observations[first_position].xyxy[first_row])
+    reach = ratio * float(np.linalg.norm(_box_centre(frame.xyxy[row]) - start))
+    return any(np.linalg.norm(_box_centre(frame.xyxy[j]) - start) < reach for j in _covering(frame, row))
+
+
+def _box_centre(box: np.ndarray) -> np.ndarray:
+    return (np.asarray(box[:2], np.float64) + np.asarray(box[2:], np.float64)) / 2
+
+
 def _clean_appearance(frame: FrameObservations, row: int) -> np.ndarray:
     """The row's descriptor, or zeros (unseen) when another box covers part of it: then its colours
     mix two people and say nothing about a hand-over."""
-    box = frame.xyxy[row]
-    others = np.delete(frame.xyxy, row, axis=0)
-    if len(others):
-        area = max(float((box[2] - box[0]) * (box[3] - box[1])), 1e-9)
-        if float(box_intersection_matrix(others, box).max()) / area > _OVERLAP_CONTAMINATES:
-            return np.zeros_like(frame.appearance[row])
-    return frame.appearance[row]
+    return np.zeros_like(frame.appearance[row]) if _overlapped(frame, row) else frame.appearance[row]
 
 
 _ODD_ROW_MIN_OTHERS = 3  # a row is judged odd only against at least this many other seen rows
