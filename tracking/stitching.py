@@ -424,10 +424,6 @@ def _covering(frame: FrameObservations, row: int) -> list[int]:
     return [j for j in range(len(frame)) if j != row and cover[j] > _OVERLAP_CONTAMINATES]
 
 
-def _overlapped(frame: FrameObservations, row: int) -> bool:
-    return bool(_covering(frame, row))
-
-
 def first_link_guessed(rows: list[tuple[int, int]], observations: list[FrameObservations], ratio: float) -> bool:
     """Whether a track's first link was a guess: the track had no velocity yet, the box it took is covered
     by another (colours unreadable), and that other box lies within ``ratio`` times the link's move from
@@ -449,7 +445,7 @@ def _box_centre(box: np.ndarray) -> np.ndarray:
 def _clean_appearance(frame: FrameObservations, row: int) -> np.ndarray:
     """The row's descriptor, or zeros (unseen) when another box covers part of it: then its colours
     mix two people and say nothing about a hand-over."""
-    return np.zeros_like(frame.appearance[row]) if _overlapped(frame, row) else frame.appearance[row]
+    return np.zeros_like(frame.appearance[row]) if _covering(frame, row) else frame.appearance[row]
 
 
 _ODD_ROW_MIN_OTHERS = 3  # a row is judged odd only against at least this many other seen rows
