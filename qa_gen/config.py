@@ -20,6 +20,11 @@ class QAConfig:
     # long (one person on two targets, eye contact during its own breaking off); also the margin at the
     # clip's ends within which an event's start or end was not observed (no "how long" about it)
     min_evidence_seconds: float = 0.25
+    # an item that names the one person looking at something (T1 "who") needs every other person present
+    # seen looking at least this far from it (degrees; the camera cone plus the widest read uncertainty,
+    # 12 + 15) at every sampled frame of its window: a look the events stage missed leaves no event, so
+    # the absence of other looks is not evidence (qa_gen/looks.py)
+    who_margin_deg: float = 27.0
     # QA units (qa_gen/units.py): GRASP-style clips of whole shots; question times count from the unit start
     unit_min_seconds: float = 45.0
     unit_max_seconds: float = 120.0

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
 from qa_gen.events_view import Event, Presence, Target, people_of
+from qa_gen.looks import LookGeometry
 from qa_gen.wording import clause, instant_of, partner_of
 
 GESTURE_TYPES = ("pointing", "reaching", "showing", "giving")
@@ -63,6 +64,8 @@ class VideoContext:
     reciprocal_window: float = 3.0
     response_window: float = 3.0
     min_evidence: float = 0.25  # QAConfig.min_evidence_seconds
+    looks: Optional[LookGeometry] = None  # gaze directions by person and frame (None: not known)
+    who_margin_deg: float = 27.0  # QAConfig.who_margin_deg
     by_id: dict[int, Event] = field(init=False)
     gaze_at_of: dict[int, list[Event]] = field(init=False)  # each person's own gaze_at events
 
@@ -105,6 +108,12 @@ class VideoContext:
     def looked_at_directly(self, pid: int, a: float, b: float) -> set[tuple]:
         """Target keys of ``pid``'s own gaze_at events overlapping [a, b]."""
         return {e.target.key for e in self.gaze_at_of.get(pid, ()) if e.overlaps(a, b)}
+
+    def seen_looking_away(self, people: Iterable[int], target: Target, a: float, b: float) -> bool:
+        """Is each of ``people`` seen looking clearly away from ``target`` (``who_margin_deg``) at every
+        sampled frame of [a, b]? Never without gaze directions."""
+        return self.looks is not None and not any(
+            self.looks.may_look_at(p, target, a, b, self.who_margin_deg, self.step / 2) for p in people)
 
     def face_to_face(self, p: int, q: int, a: float, b: float) -> bool:
         """Are ``p`` and ``q`` each recorded looking at the other during [a, b]? Eye contact there cannot be

@@ -14,6 +14,7 @@ from qa_gen.candidate import Candidate
 from qa_gen.categories import CATEGORIES, FORMATS
 from qa_gen.context import VideoContext, stable_hash
 from qa_gen.events_view import Presence, clip_to, clip_to_shots, read_events
+from qa_gen.looks import LookGeometry
 from qa_gen.templates_cross import CROSS_FAMILIES
 from qa_gen.templates_gaze import GAZE_FAMILIES
 from qa_gen.templates_gesture import GESTURE_FAMILIES
@@ -46,8 +47,9 @@ def _observed_duration(events: pa.Table, tracks: Optional[pa.Table]) -> float:
 
 
 def build_context(events: pa.Table, tracks: Optional[pa.Table], config: QAConfig, seed: int,
-                  clip_duration: Optional[float] = None) -> Optional[VideoContext]:
-    """The VideoContext templates read, or None for a video with no events."""
+                  clip_duration: Optional[float] = None, aspect: Optional[float] = None) -> Optional[VideoContext]:
+    """The VideoContext templates read, or None for a video with no events (``aspect``: the frame's
+    width / height, for reading the tracks' gaze directions; None: they are not read)."""
     video_id = _video_id(events, tracks)
     if video_id is None or events.num_rows == 0:
         return None
@@ -65,7 +67,9 @@ def build_context(events: pa.Table, tracks: Optional[pa.Table], config: QAConfig
     return VideoContext(video_id=video_id, events=parsed, presence=presence, duration=float(clip_duration),
                         step=step, seed=int(seed), reciprocal_window=config.reciprocal_window_seconds,
                         response_window=config.response_window_seconds,
-                        min_evidence=config.min_evidence_seconds)
+                        min_evidence=config.min_evidence_seconds,
+                        looks=LookGeometry(tracks, aspect) if has_tracks and aspect else None,
+                        who_margin_deg=config.who_margin_deg)
 
 
 def candidates_of(ctx: VideoContext) -> list[Candidate]:
@@ -114,11 +118,12 @@ def plan_video_units(events: pa.Table, tracks: Optional[pa.Table], config: QACon
 
 def generate_qa(events: pa.Table, tracks: pa.Table, config: QAConfig, seed: int,
                 clip_duration: float | None = None,
-                shots: Optional[Sequence[Shot]] = None) -> tuple[pa.Table, dict[str, int]]:
+                shots: Optional[Sequence[Shot]] = None, aspect: Optional[float] = None) -> tuple[pa.Table, dict[str, int]]:
     """QA items for ONE video (QA_SCHEMA), generated unit by unit (qa_gen/units.py), and how many
     candidate items were dropped, by reason. ``shots``: the video's camera shots (from every sampled
     frame); when not given they are read off the tracks' shot_id. Each item names its unit and counts
-    its times from the unit start; an item citing an event that crosses a unit boundary is dropped."""
+    its times from the unit start; an item citing an event that crosses a unit boundary is dropped.
+    ``aspect``: the frame's width / height (see ``build_context``)."""
     if events.num_rows == 0:
         return empty_table(QA_SCHEMA), {}
     units = plan_video_units(events, tracks, config, clip_duration, shots)
@@ -126,7 +131,7 @@ def generate_qa(events: pa.Table, tracks: pa.Table, config: QAConfig, seed: int,
     for unit in units:
         unit_events, unit_tracks, crossing = unit_view(events, tracks, unit, config.time_step_seconds / 2,
                                                        last=unit is units[-1])
-        qa, unit_drops = generate_clip_qa(unit_events, unit_tracks, config, seed, unit.duration)
+        qa, unit_drops = generate_clip_qa(unit_events, unit_tracks, config, seed, unit.duration, aspect)
         drops.update(unit_drops)
         if crossing and qa.num_rows:
             cites = [bool(crossing & set(ids)) for ids in qa.column("source_event_ids").to_pylist()]
@@ -144,14 +149,14 @@ def generate_qa(events: pa.Table, tracks: pa.Table, config: QAConfig, seed: int,
 
 
 def generate_clip_qa(events: pa.Table, tracks: pa.Table, config: QAConfig, seed: int,
-                     clip_duration: float | None = None) -> tuple[pa.Table, dict[str, int]]:
+                     clip_duration: float | None = None, aspect: Optional[float] = None) -> tuple[pa.Table, dict[str, int]]:
     """QA items for ONE clip (a unit, with times from its start) and the drops by reason.
 
     Deterministic for (seed, video, inputs) and independent of other videos. Answer letters are dealt
     round-robin over the video's mcq items in an order fixed by (seed, qa_id), from an offset fixed by
     (seed, video_id): every video is balanced to within one item per letter, so a corpus is too.
     """
-    ctx = build_context(events, tracks, config, seed, clip_duration)
+    ctx = build_context(events, tracks, config, seed, clip_duration, aspect)
     drops: Counter = Counter()
     if ctx is None:
         return empty_table(QA_SCHEMA), {}

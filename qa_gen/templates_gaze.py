@@ -95,6 +95,8 @@ def t1_gaze_target(ctx: VideoContext) -> Iterator[Candidate]:
         lookers = [p for p in others if e.target.key in ctx.looked_at(p, a, b)]
         if lookers or len(others) < 3:
             continue  # several people look at it (no single answer), or too few people for real options
+        if not ctx.seen_looking_away(others, e.target, a, b):
+            continue  # someone else may look at it too, unrecorded: "the one" is not verified
         rng = ctx.rng("T1.who", e.event_id)
         correct = person(e.actor)
         distractors = pick_distractors(rng, [], [person(p) for p in others], correct)

@@ -1,0 +1,101 @@
+"""Where each person's gaze points, read from the tracks table, to verify claims that someone does NOT
+look at something.
+
+Events record looks that were found; a look that was missed leaves no event. An item that says one
+person is the one looking at X ("Who is looking at the camera?") is wrong when anyone else looks at X
+too, so the absence of other events is not enough: every other person present must be seen looking
+clearly away from X, by at least a margin, at every sampled frame of the window. A row without a gaze
+direction, or a target the rows cannot place (an object), can never be ruled out.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+import pyarrow as pa
+
+from events.geometry import camera_sight_lines, project_directions
+from qa_gen.events_view import Target
+
+
+def _column(tracks: pa.Table, name: str) -> list:
+    return tracks.column(name).to_pylist() if name in tracks.column_names else [None] * tracks.num_rows
+
+
+def _centre(box) -> Optional[np.ndarray]:
+    if box is None or len(box) != 4 or not np.all(np.isfinite(box)):
+        return None
+    return (np.asarray(box[:2], np.float64) + np.asarray(box[2:], np.float64)) / 2
+
+
+class LookGeometry:
+    """Per person and sampled frame: gaze origin and direction, head centre and hand centres (normalised
+    image coordinates; directions in the camera frame) of one video or unit, and the frame's aspect."""
+
+    def __init__(self, tracks: pa.Table, aspect: float):
+        if not aspect or aspect <= 0:
+            raise ValueError(f"aspect (frame width / height) must be positive, got {aspect}")
+        self.aspect = float(aspect)
+        self._rows: dict[int, list[tuple]] = {}
+        columns = [_column(tracks, c) for c in ("person_id", "t", "gaze_origin", "gaze_dir", "head_bbox", "bbox",
+                                                "hand_bboxes")]
+        for pid, t, origin, direction, head, body, hands in zip(*columns):
+            head_centre = _centre(head) if head is not None else None
+            if head_centre is None and body is not None and _centre(body) is not None:
+                head_centre = np.array([(body[0] + body[2]) / 2, body[1]], np.float64)  # top of the body
+            hand_centres = [c for c in (_centre(h) for h in (hands or [])) if c is not None]
+            known = (origin is not None and direction is not None and len(origin) == 2 and len(direction) == 3
+                     and np.all(np.isfinite(origin)) and np.all(np.isfinite(direction))
+                     and np.linalg.norm(direction) > 1e-9)
+            self._rows.setdefault(int(pid), []).append((
+                float(t),
+                np.asarray(origin, np.float64) if known else None,
+                np.asarray(direction, np.float64) / np.linalg.norm(direction) if known else None,
+                head_centre, hand_centres))
+
+    def _rows_in(self, pid: int, a: float, b: float, tolerance: float) -> list[tuple]:
+        return [r for r in self._rows.get(pid, ()) if a - tolerance <= r[0] <= b + tolerance]
+
+    def _places(self, target: Target, t: float, tolerance: float) -> Optional[list[np.ndarray]]:
+        """Where ``target`` is in the frame at ``t``: [] when its person is not seen then, None when the
+        rows cannot place it (an object, a location)."""
+        if target.kind not in ("person", "hands"):
+            return None
+        rows = [r for r in self._rows.get(target.person_id, ()) if abs(r[0] - t) <= tolerance]
+        if not rows:
+            return []
+        row = min(rows, key=lambda r: abs(r[0] - t))
+        if target.kind == "person":
+            return [] if row[3] is None else [row[3]]
+        return list(row[4])
+
+    def may_look_at(self, pid: int, target: Target, a: float, b: float, margin_deg: float,
+                    tolerance: float) -> bool:
+        """Could ``pid`` be looking at ``target`` at some sampled frame within [a, b] (± ``tolerance``)?
+        Yes unless every such frame has a gaze direction at least ``margin_deg`` from the target: for the
+        camera, the angle to the line toward the lens; for a person's face or hands, the angle in the image
+        between the gaze's perspective image and the line to them. No frames: yes (nothing rules it out)."""
+        rows = self._rows_in(pid, a, b, tolerance)
+        if not rows:
+            return True
+        cos_margin = float(np.cos(np.radians(margin_deg)))
+        for t, origin, direction, _, _ in rows:
+            if direction is None:
+                return True
+            if target.kind == "camera":
+                toward_lens = -camera_sight_lines(origin, self.aspect)[0]
+                if direction @ toward_lens / np.linalg.norm(toward_lens) > cos_margin:
+                    return True
+                continue
+            places = self._places(target, t, tolerance)
+            if places is None:
+                return True
+            image_ray = project_directions(origin, direction, self.aspect)[0]
+            if places and np.linalg.norm(image_ray) < 1e-9:
+                return True  # a look straight at or away from the lens: no side of the image to rule out
+            for place in places:
+                to_target = (place - origin) * np.array([self.aspect, 1.0])
+                norm = np.linalg.norm(image_ray) * np.linalg.norm(to_target)
+                if norm < 1e-12 or image_ray @ to_target / norm > cos_margin:
+                    return True
+        return False

@@ -1,0 +1,94 @@
+"""Items that name the one person looking at something (T1 "who") only when everyone else present is seen
+looking clearly away from it (qa_gen/looks.py).
+
+yakhyo_classroom_group: "Who is looking at the camera between 1.0 and 2.0 seconds?" named one girl while
+another, smiling into the lens, was read 11-29 degrees low ("elsewhere") and so had no event: the item was
+wrong. The absence of an event is not evidence that someone looks away.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from events.geometry import camera_sight_lines
+from pipeline.schema import TRACKS_SCHEMA, table_from_rows
+from qa_gen.config import QAConfig
+from qa_gen.events_view import Target
+from qa_gen.generate import generate_clip_qa
+from qa_gen.looks import LookGeometry
+from tests.test_qa_synthetic import STEP, Scene, events_table, tracks_table
+
+ASPECT = 16 / 9
+CAMERA = ("camera",)
+
+
+def _toward_lens(origin, turned_deg: float = 0.0) -> list[float]:
+    """The unit gaze from ``origin`` into the lens, turned ``turned_deg`` to the side (about the camera's y axis)."""
+    d = -camera_sight_lines(np.array([origin]), ASPECT)[0]
+    d /= np.linalg.norm(d)
+    a = np.radians(turned_deg)
+    return [float(d[0] * np.cos(a) + d[2] * np.sin(a)), float(d[1]), float(-d[0] * np.sin(a) + d[2] * np.cos(a))]
+
+
+def _rows(origins: dict[int, tuple], directions: dict[int, list], times=(0.0, 0.5, 1.0)) -> list[dict]:
+    rows = []
+    for f, t in enumerate(times):
+        for p, origin in origins.items():
+            x, y = origin
+            rows.append({"video_id": "v", "frame_idx": f, "native_frame_idx": f, "t": t, "shot_id": 0, "person_id": p,
+                         "det_conf": 0.9, "bbox": [x - 0.05, y - 0.05, x + 0.05, y + 0.6],
+                         "head_bbox": [x - 0.04, y - 0.05, x + 0.04, y + 0.05],
+                         "hand_bboxes": [[x + 0.05, y + 0.3, x + 0.09, y + 0.34]],
+                         "gaze_origin": list(origin), "gaze_dir": directions.get(p), "gaze_conf": 0.8,
+                         "gaze_target_type": "unknown", "pointing": False, "point_conf": 0.0})
+    return rows
+
+
+def test_a_look_counts_as_away_only_beyond_the_margin() -> None:
+    origins = {0: (0.3, 0.4), 1: (0.7, 0.4)}
+    margin = QAConfig().who_margin_deg
+    for turned, may in ((0.0, True), (20.0, True), (margin + 5, False), (-(margin + 5), False)):
+        looks = LookGeometry(table_from_rows(_rows(origins, {0: _toward_lens(origins[0], turned)}), TRACKS_SCHEMA), ASPECT)
+        assert looks.may_look_at(0, Target("camera"), 0.0, 1.0, margin, STEP / 2) is may, turned
+    # toward person 1's head (straight right in the image), or straight up, away from them
+    right, up = [0.9, 0.0, 0.436], [0.0, -0.9, 0.436]
+    looks = LookGeometry(table_from_rows(_rows(origins, {0: right}), TRACKS_SCHEMA), ASPECT)
+    assert looks.may_look_at(0, Target("person", 1), 0.0, 1.0, margin, STEP / 2)
+    assert looks.may_look_at(0, Target("hands", 1), 0.0, 1.0, margin, STEP / 2)  # his hands lie that way too
+    looks = LookGeometry(table_from_rows(_rows(origins, {0: up}), TRACKS_SCHEMA), ASPECT)
+    assert not looks.may_look_at(0, Target("person", 1), 0.0, 1.0, margin, STEP / 2)
+    assert not looks.may_look_at(0, Target("camera"), 0.0, 1.0, margin, STEP / 2)
+    # no direction in one frame, an object the tracks cannot place, nobody in the window: never ruled out
+    rows = _rows(origins, {0: up})
+    rows[0]["gaze_dir"] = None  # person 0 at 0 s
+    looks = LookGeometry(table_from_rows(rows, TRACKS_SCHEMA), ASPECT)
+    assert looks.may_look_at(0, Target("person", 1), 0.0, 1.0, margin, STEP / 2)
+    assert not looks.may_look_at(0, Target("person", 1), 0.5, 1.0, margin, STEP / 2)
+    assert LookGeometry(table_from_rows(_rows(origins, {0: up}), TRACKS_SCHEMA), ASPECT).may_look_at(
+        0, Target("object", label="cup"), 0.0, 1.0, margin, STEP / 2)
+    assert looks.may_look_at(0, Target("camera"), 5.0, 6.0, margin, STEP / 2)
+    with pytest.raises(ValueError, match="aspect"):
+        LookGeometry(table_from_rows(rows, TRACKS_SCHEMA), 0.0)
+
+
+def _who_items(others_turned_deg: float, aspect) -> list[dict]:
+    """Five people for 3 s; person 0 looks into the lens throughout, the others elsewhere (no event), their
+    gaze turned ``others_turned_deg`` from the lens."""
+    n, frames = 5, 6
+    scene = Scene("v", n, frames, [[True] * frames for _ in range(n)], [[CAMERA] * frames] + [[None] * frames] * (n - 1))
+    origins = {p: (0.1 + 0.2 * p, 0.4) for p in range(n)}
+    directions = {p: _toward_lens(origins[p], 0.0 if p == 0 else others_turned_deg) for p in range(n)}
+    rows = tracks_table(scene).to_pylist()
+    for r in rows:
+        r["gaze_origin"], r["gaze_dir"] = list(origins[r["person_id"]]), directions[r["person_id"]]
+    tracks = table_from_rows(rows, TRACKS_SCHEMA)
+    qa, _ = generate_clip_qa(events_table(scene), tracks, QAConfig(), seed=0, clip_duration=scene.duration, aspect=aspect)
+    return [r for r in qa.to_pylist() if r["template"] == "T1.who"]
+
+
+def test_who_looks_at_the_camera_only_when_everyone_else_is_seen_looking_away() -> None:
+    items = _who_items(60.0, ASPECT)
+    assert len(items) == 1 and items[0]["answer_text"] == "Person 0" and "camera" in items[0]["question"]
+    assert _who_items(15.0, ASPECT) == []  # someone else's look is within the margin of the lens
+    assert _who_items(60.0, None) == []  # without the frame's aspect the looks cannot be read
