@@ -8,7 +8,6 @@ wrong. The absence of an event is not evidence that someone looks away.
 from __future__ import annotations
 
 import numpy as np
-import pyarrow as pa
 import pytest
 
 from events.geometry import camera_sight_lines
