@@ -790,7 +790,7 @@ def test_a_track_takes_the_weaker_detection_it_was_just_before_it_started() -> N
 
 
 
-def test_a_new_track_does_not_take_the_box_of_someone_it_meets() -> None:
+def test_a_track_does_not_take_the_box_of_someone_it_meets() -> None:
     """opencv_vtest 48.0-50.0 s at 2 fps (the boxes as detected): a dark-haired man walks down-right and a
     bald man up-left, both on new tracks at 48.0 s; at 48.5 s one box covers the other. Without a velocity,
     box overlap alone handed each new track the other man's box: one id covered the dark-haired man at
@@ -810,6 +810,17 @@ def test_a_new_track_does_not_take_the_box_of_someone_it_meets() -> None:
     ids = track_shot(frames, CONFIG.tracking, 2.0)
     assert ids[1].tolist() == ids[0].tolist()[::-1]  # the tracker itself swaps them
     people = assign_person_ids(frames, 48.0 + np.arange(len(frames)) / 2.0, np.zeros(len(frames), int), CONFIG.tracking, 2.0)
+    assert [f.tracker_id.tolist() for f in people] == [[0, 1]] * len(frames)
+    # the same crossing followed from 46.5 s: the dark-haired man's track has a velocity, yet the tracker's
+    # prediction falls between the two boxes at 48.5 s and it takes the bald man's; his own box is nearer
+    # where his last two moves lead
+    dark_before = [[0.680, 0.377, 0.723, 0.518], [0.702, 0.394, 0.744, 0.546], [0.726, 0.409, 0.770, 0.562]]
+    bald_before = [[0.912, 0.539, 0.979, 0.767], [0.873, 0.514, 0.931, 0.737], [0.827, 0.491, 0.891, 0.706]]
+    frames = [FrameObservations(xyxy=[d, b], confidence=[0.8, 0.8], appearance=[dark_colours, bald_colours])
+              for d, b in zip(dark_before + dark, bald_before + bald)]
+    ids = track_shot(frames, CONFIG.tracking, 2.0)
+    assert ids[3][0] != ids[4][0] and ids[4][1] == ids[3][0]  # the tracker itself hands his track over
+    people = assign_person_ids(frames, 46.5 + np.arange(len(frames)) / 2.0, np.zeros(len(frames), int), CONFIG.tracking, 2.0)
     assert [f.tracker_id.tolist() for f in people] == [[0, 1]] * len(frames)
     # a seated crowd whose boxes overlap: a new track's first link barely moves, nobody else is as near
     still = [[0.30, 0.30, 0.50, 0.90], [0.42, 0.32, 0.62, 0.92]]

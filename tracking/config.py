@@ -46,7 +46,7 @@ class TrackingConfig:
     # 62.5 s, was joined on motion to a man who had left at the right edge 1 s before, 0.18 frame widths
     # away, while his own track was 0.04 away at the previous sample; at 14.0 s a colourless man was
     # about as near (0.062 vs 0.066) to a woman walking the other way as to himself (issue 11). The same
-    # test cuts a new track's first link into a covered box (stitching.first_link_guessed). 0 = off
+    # test cuts a track's link into a covered box that another box contends for (stitching.guessed_links). 0 = off
     stitch_unseen_ambiguity: float = 1.5
     # ...nor between boxes one of which is more than this times as wide as the other and has no colours
     # (off the left/right frame edge): a box suddenly around a neighbour too. opencv_vtest 51.0 -> 51.5 s:

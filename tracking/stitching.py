@@ -374,9 +374,8 @@ def build_tracklets(
             rows = by_id[track_id]
             breaks = [k for k in range(1, len(rows))
                       if times[rows[k][0]] - times[rows[k - 1][0]] > config.track_gap_split_seconds + 1e-6]
-            if len(rows) > 1 and config.stitch_unseen_ambiguity > 0 and first_link_guessed(
-                    rows, observations, config.stitch_unseen_ambiguity):
-                breaks = sorted(set(breaks) | {1})
+            if config.stitch_unseen_ambiguity > 0:
+                breaks = sorted(set(breaks) | set(guessed_links(rows, observations, times, config.stitch_unseen_ambiguity)))
             for part in np.split(np.arange(len(rows)), breaks):
                 part_rows = [rows[k] for k in part]
                 # the tracker follows boxes, not people: cut where the colours say someone else took over
@@ -424,18 +423,35 @@ def _covering(frame: FrameObservations, row: int) -> list[int]:
     return [j for j in range(len(frame)) if j != row and cover[j] > _OVERLAP_CONTAMINATES]
 
 
-def first_link_guessed(rows: list[tuple[int, int]], observations: list[FrameObservations], ratio: float) -> bool:
-    """Whether a track's first link was a guess: the track had no velocity yet, the box it took is covered
-    by another (colours unreadable), and that other box lies within ``ratio`` times the link's move from
-    the track's first box (stitch_unseen_ambiguity, as ``nearer_alternative``). Two people met there and
-    box overlap alone chose between them (opencv_vtest 48.0 -> 48.5 s: a new track on one walker took the
-    other's box where they passed). Stitching, which reads both sides' motion, decides instead. Later links
-    are left to the tracker's velocity: one step of a pose box's jitter is no velocity to judge them by."""
-    (first_position, first_row), (position, row) = rows[0], rows[1]
-    frame = observations[position]
-    start = _box_centre(observations[first_position].xyxy[first_row])
-    reach = ratio * float(np.linalg.norm(_box_centre(frame.xyxy[row]) - start))
-    return any(np.linalg.norm(_box_centre(frame.xyxy[j]) - start) < reach for j in _covering(frame, row))
+def guessed_links(rows: list[tuple[int, int]], observations: list[FrameObservations], times: np.ndarray,
+                  ratio: float) -> list[int]:
+    """Positions in a track where the tracker's link was a guess: the box it took is covered by another
+    (colours unreadable), and that other box lies within ``ratio`` times as far from where the track was
+    expected as the box taken (stitch_unseen_ambiguity, as ``nearer_alternative``). Two people met there and
+    box overlap chose between them. Expected: a new track's first box (it has no velocity: opencv_vtest
+    48.0 -> 48.5 s, a new track on one walker took the other's box where they passed); later, the last
+    place moved on by the mean of the last two moves. A track's second link is not judged: one move of a
+    pose box's jitter is no velocity (a seated girl's box centre went 0.44 -> 0.57 -> 0.39). Stitching,
+    which reads both sides' motion, decides instead."""
+    centres = [_box_centre(observations[p].xyxy[r]) for p, r in rows]
+    at = [float(times[p]) for p, _ in rows]
+    guesses = []
+    for k in range(1, len(rows)):
+        if k == 2 or (k > 2 and not at[k - 3] < at[k - 2] < at[k - 1]):
+            continue
+        frame = observations[rows[k][0]]
+        covering = _covering(frame, rows[k][1])
+        if not covering:
+            continue
+        expected = centres[0]
+        if k > 2:
+            velocity = ((centres[k - 1] - centres[k - 2]) / (at[k - 1] - at[k - 2])
+                        + (centres[k - 2] - centres[k - 3]) / (at[k - 2] - at[k - 3])) / 2
+            expected = centres[k - 1] + velocity * (at[k] - at[k - 1])
+        reach = ratio * float(np.linalg.norm(centres[k] - expected))
+        if any(np.linalg.norm(_box_centre(frame.xyxy[j]) - expected) < reach for j in covering):
+            guesses.append(k)
+    return guesses
 
 
 def _box_centre(box: np.ndarray) -> np.ndarray:
