@@ -12,6 +12,7 @@ from qa_gen.looks import LookGeometry
 from qa_gen.wording import clause, instant_of, partner_of
 
 GESTURE_TYPES = ("pointing", "reaching", "showing", "giving")
+CHANGE_TYPES = ("gaze_aversion", "sudden_gaze_shift")  # events that claim a gaze changed
 
 
 def stable_hash(*parts: object) -> int:
@@ -81,6 +82,19 @@ class VideoContext:
         self.conflicted = frozenset(e.event_id for i, e in enumerate(gaze) for o in gaze[:i] + gaze[i + 1:]
                                     if contradicts(e, o, self.min_evidence))
 
+    def unconfirmed_change(self, e: Event) -> bool:
+        """Is ``e`` a change of gaze (a breaking off, a sudden shift) whose new state its person shows on one
+        sampled frame only, the last of theirs in the shot? Mid-shot, a gaze state seen on one frame between
+        others is a flicker the events stage removes (events.geometry.stable_targets); on a person's last
+        frame (the clip or shot ends, or they leave the picture) nothing after it can tell a change from a
+        flicker (tvhid_highfive_0018: B "breaks off" eye contact on his last frame before he walks out)."""
+        if e.event_type not in CHANGE_TYPES or e.actor is None:
+            return False
+        # from the frame that first shows the new state: the look-away itself; the shift's landing frame
+        # (the shift runs from the frame before the movement to the frame after it)
+        new_state = e.start if e.event_type == "gaze_aversion" else (e.start + e.end) / 2
+        return self.presence.samples_from(e.actor, new_state) < 2
+
     def rng(self, *parts: object) -> random.Random:
         """A generator seeded by (seed, video, parts): the same item always gets the same wording."""
         return random.Random(stable_hash(self.seed, self.video_id, *parts))
@@ -97,6 +111,8 @@ class VideoContext:
         either of them: a following event without that support would make a false item."""
         if e.duration < self.min_evidence or e.event_id in self.conflicted:
             return False  # seen for less than a sample, or contradicted by another event: no item rests on it
+        if self.unconfirmed_change(e):
+            return False
         if e.event_type != "gaze_following":
             return True
         if e.leader is None or e.follower is None or e.target is None or e.target.person_id in (e.leader, e.follower):

@@ -214,6 +214,15 @@ class Presence:
         i = np.searchsorted(t, lo, side="left")
         return bool(i < len(t) and t[i] <= hi)
 
+    def samples_from(self, person: int, t: float) -> int:
+        """How many of ``person``'s sampled frames lie at or after ``t`` within the shot that holds ``t``."""
+        times = self._times.get(int(person))
+        if times is None:
+            return 0
+        later = [c for c in self.cuts if c > t + _CUT_EPS]
+        end = later[0] - _CUT_EPS if later else np.inf
+        return int(np.count_nonzero((times >= t - _CUT_EPS) & (times < end)))
+
     def present_in(self, a: float, b: float, exclude: Iterable[int] = ()) -> list[int]:
         skip = set(exclude)
         return [p for p in self.persons if p not in skip and self.present(p, a, b)]

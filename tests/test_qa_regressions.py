@@ -177,3 +177,39 @@ def test_no_eye_contact_distractor_where_both_look_at_each_other():
     for option in item["options"]:
         a, b = (float(x) for x in re.findall(r"\d+\.\d", option))
         assert b <= 1.5 + 1e-6 or a >= 2.5 - 1e-6, option
+
+
+# tvhid_highfive_0018 at 2 fps (the default run's events): B, in eye contact with A, is read looking away on
+# 2.0 s, his last frame before he walks out of the picture
+HIGHFIVE_0018_END = [
+    (0, "gaze_at", 0.0, 2.25, [0], 0, "person", 1, None, None, None),
+    (1, "gaze_at", 0.0, 2.0, [1], 1, "person", 0, None, None, None),
+    (2, "mutual_gaze", 0.0, 2.0, [0, 1], None, "person", None, None, None, None),
+    (3, "sudden_gaze_shift", 1.51, 2.01, [1], 1, "none", None, None, None, None),
+    (4, "gaze_aversion", 2.0, 2.25, [0, 1], 1, "person", 0, None, None, None),
+]
+
+
+def _presence_tracks(times_by_person: dict[int, list[float]]) -> pa.Table:
+    from pipeline.schema import TRACKS_SCHEMA
+    rows = [{"video_id": "tvhid_highfive_0018", "frame_idx": int(round(t * 2)), "native_frame_idx": int(round(t * 25)),
+             "t": t, "shot_id": 0, "person_id": p, "det_conf": 0.9, "bbox": [0.1 + 0.5 * p, 0.1, 0.4 + 0.5 * p, 0.9],
+             "gaze_conf": 0.8, "gaze_target_type": "unknown", "pointing": False, "point_conf": 0.0}
+            for p, times in times_by_person.items() for t in times]
+    return table_from_rows(rows, TRACKS_SCHEMA)
+
+
+def test_no_gaze_change_rests_on_a_persons_last_frame_alone():
+    """'Which gaze interaction takes place between Person 0 and Person 1 from 2.0 to 2.5 seconds?' -> 'Breaking
+    off eye contact' (tvhid_highfive_0018): B's look-away is his last frame; nothing after it tells a change
+    from a one-frame flicker, which mid-clip the events stage removes. Seen on two frames, it is asked about."""
+    from qa_gen.generate import build_context
+
+    a_frames = [0.0, 0.52, 1.0, 1.52, 2.0, 2.52]
+    events = events_table("tvhid_highfive_0018", HIGHFIVE_0018_END)
+    for b_frames, trusted in ((a_frames[:5], False), (a_frames, True)):
+        ctx = build_context(events, _presence_tracks({0: a_frames, 1: b_frames}), QAConfig(), seed=0, clip_duration=2.64)
+        changes = [e for e in ctx.events if e.event_type in ("gaze_aversion", "sudden_gaze_shift")]
+        assert len(changes) == 2 and all(ctx.trusted(e) is trusted for e in changes), b_frames
+    qa, _ = generate_qa(events, _presence_tracks({0: a_frames, 1: a_frames[:5]}), QAConfig(), seed=0, clip_duration=2.64)
+    assert not [i for i in qa.to_pylist() if "Breaking off" in (i["answer_text"] or "")]
