@@ -52,16 +52,23 @@ class LookGeometry:
                 np.asarray(origin, np.float64) if known else None,
                 np.asarray(direction, np.float64) / np.linalg.norm(direction) if known else None,
                 head_centre, hand_centres))
+        for rows in self._rows.values():
+            rows.sort(key=lambda r: r[0])
+        self._times = {pid: np.array([r[0] for r in rows]) for pid, rows in self._rows.items()}
 
     def _rows_in(self, pid: int, a: float, b: float, tolerance: float) -> list[tuple]:
-        return [r for r in self._rows.get(pid, ()) if a - tolerance <= r[0] <= b + tolerance]
+        times = self._times.get(pid)
+        if times is None:
+            return []
+        lo, hi = np.searchsorted(times, a - tolerance, side="left"), np.searchsorted(times, b + tolerance, side="right")
+        return self._rows[pid][lo:hi]
 
     def _places(self, target: Target, t: float, tolerance: float) -> Optional[list[np.ndarray]]:
         """Where ``target`` is in the frame at ``t``: [] when its person is not seen then, None when the
         rows cannot place it (an object, a location)."""
         if target.kind not in ("person", "hands"):
             return None
-        rows = [r for r in self._rows.get(target.person_id, ()) if abs(r[0] - t) <= tolerance]
+        rows = self._rows_in(target.person_id, t, t, tolerance)
         if not rows:
             return []
         row = min(rows, key=lambda r: abs(r[0] - t))
