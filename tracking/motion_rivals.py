@@ -55,7 +55,7 @@ def _velocity(times: np.ndarray, centres: np.ndarray, at: float, forward: bool) 
     return (centres[near[-1]] - centres[near[0]]) / (times[near[-1]] - times[near[0]])
 
 
-def _motion_at(members, at: float, forward: bool) -> tuple[np.ndarray, np.ndarray, float] | None:
+def motion_at(members, at: float, forward: bool) -> tuple[np.ndarray, np.ndarray, float] | None:
     """A group's motion at time ``at`` (its last sighting before a gap, ``forward``, or its first after one):
     (velocity over the second before / after, centre and box width of the sighting nearest ``at``); None
     without a velocity."""
@@ -76,7 +76,7 @@ def _sides(earlier_members, later_members, previous, current) -> tuple[list, lis
 
 def _rival_fits_better(from_members, at: float, target: np.ndarray, target_t: float, forward: bool,
                        others, margin: float) -> bool:
-    motion = _motion_at(from_members, at, forward)
+    motion = motion_at(from_members, at, forward)
     if motion is None:
         return False
     velocity, origin, width = motion
@@ -117,7 +117,7 @@ def walked_back(earlier_members, later_members, previous, current, slack: float)
     width = float(max(previous.boxes[-1, 2] - previous.boxes[-1, 0], current.boxes[0, 2] - current.boxes[0, 0]))
     step = current.centre(0) - previous.centre(-1)
     for members, at, forward in ((before, previous.end, True), (after, current.start, False)):
-        motion = _motion_at(members, at, forward)
+        motion = motion_at(members, at, forward)
         if motion is None:
             return False
         velocity, _, own_width = motion
@@ -153,7 +153,7 @@ def out_of_view_and_back(earlier_members, later_members, previous, current, marg
         edges = frame_edge_directions(box, margin)
         if not edges:
             return False
-        motion = _motion_at(members, at, forward)
+        motion = motion_at(members, at, forward)
         if motion is None:
             return False
         velocity, _, own_width = motion

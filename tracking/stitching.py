@@ -33,7 +33,7 @@ from tracking.appearance import appearance_distance
 from tracking.cut_matching import join_across_cuts
 from tracking.faces import FaceBank, face_distance
 from tracking.motion_rivals import (EXTRAPOLATE_MAX_S, VELOCITY_WINDOW_S, frame_edge_directions, motion_rival,
-                                    out_of_view_and_back, walked_back)
+                                    motion_at, out_of_view_and_back, walked_back)
 from tracking.tracker import track_shot
 
 
@@ -173,7 +173,9 @@ def unseen_widening(previous: Tracklet, current: Tracklet, config: TrackingConfi
             and not tracklet.appearance_sum.any())
 
 
-def tracker_would_follow(previous: Tracklet, current: Tracklet, distance: float, config: TrackingConfig) -> bool:
+def tracker_would_follow(previous: Tracklet, current: Tracklet, distance: float, config: TrackingConfig,
+                         earlier: list[Tracklet] | None = None, later: list[Tracklet] | None = None,
+                         contested=None) -> bool:
     """Whether the tracker itself would have carried ``previous`` on to ``current`` had it not missed (or
     cut) the person in between: a gap it bridges (at most ``track_gap_split_seconds``), boxes that overlap
     as its association needs (IoU at least 1 - ``match_thresh``) and pooled colours within its association
@@ -181,11 +183,28 @@ def tracker_would_follow(previous: Tracklet, current: Tracklet, distance: float,
     turning person's colours move that much between samples (tvhid_highfive_0005's woman cut by the right
     edge, hair and arm swinging: 0.49 between her own tracklets, IoU 0.81 and 0.87; tvhid_highfive_0018's
     green-scrubs man turning to the camera: 0.50, IoU 0.65). Stitching asks this only together with its
-    rival tests (nobody else seen in reach, no other box fitting either side's motion better)."""
+    rival tests (nobody else seen in reach, no other box fitting either side's motion better).
+    With the two sides' tracklets (``earlier``, ``later``), the overlap is also taken after moving a box by
+    its side's own velocity over the gap, as the tracker's Kalman filter would have: at 2 fps a walker's
+    box moves most of its width between samples, so each sample of him is a lone tracklet and box overlap
+    alone never follows him (opencv_vtest: 6 of its 43 ids were such splits). Such a motion-carried join
+    is refused when ``contested()`` (``colour_rival``)."""
     gap = current.start - previous.end
-    return (0 < gap <= config.track_gap_split_seconds + 1e-6
-            and distance <= config.track_appearance_gate
-            and box_iou(previous.boxes[-1], current.boxes[0]) >= 1.0 - config.match_thresh)
+    if not (0 < gap <= config.track_gap_split_seconds + 1e-6 and distance <= config.track_appearance_gate):
+        return False
+    last, first = previous.boxes[-1], current.boxes[0]
+    if box_iou(last, first) >= 1.0 - config.match_thresh:
+        return True
+    if earlier is None or later is None:
+        return False
+    for members, at, forward, box, other in ((earlier, previous.end, True, last, first),
+                                             (later, current.start, False, first, last)):
+        motion = motion_at(members, at, forward)
+        if motion is not None:
+            shift = motion[0] * (gap if forward else -gap)
+            if box_iou(box + np.concatenate([shift, shift]), other) >= 1.0 - config.match_thresh:
+                return contested is None or not contested()
+    return False
 
 
 def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig,
@@ -237,7 +256,10 @@ def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig,
         if distance > config.stitch_appearance_max and not (
                 gap <= config.track_gap_split_seconds + 1e-6 and face_rival is not None
                 and face() <= config.stitch_face_match and not face_rival(face())) and not (
-                others is not None and tracker_would_follow(previous, current, distance, config)
+                others is not None and tracker_would_follow(
+                    previous, current, distance, config, earlier, later,
+                    lambda: colour_rival((a, b)[side_p].appearance_sum, distance, (a, b)[side_c].frames, others,
+                                         current.start, config.stitch_reentry_seconds))
                 and not nearer_alternative(previous, current, others, config.stitch_unseen_ambiguity, person_frames)
                 and not motion_rival(earlier, later, previous, current, others, config.stitch_motion_rival_margin)):
             return False  # colours apart, unless faces that agree vouch for a pose change, or the tracker's
@@ -245,6 +267,23 @@ def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig,
         if gap > config.stitch_reentry_seconds and face() > config.stitch_face_veto:
             return False  # a re-entry with another face
     return True
+
+
+def colour_rival(earlier_colours: np.ndarray, distance: float, later_frames: set[int], others: list[Tracklet],
+                 start: float, reach_s: float) -> bool:
+    """Whether a join is contested: another tracklet, seen beside the later group (in one of its frames) within
+    ``reach_s`` after ``start``, has colours closer to the earlier group's than the later group's are
+    (``distance``). Two people walking side by side move alike, and the one hidden behind the other at the
+    join shows up again beside them (opencv_vtest 51.0 -> 52.0 s: a woman walking beside a man in a red jacket,
+    hidden behind him at 52.0 s; her own later tracklets are 0.29 from her, his 0.42)."""
+    for other in others:
+        if not other.appearance_sum.any() or other.start > start + reach_s or other.end < start:
+            continue
+        if not set(other.frames.tolist()) & later_frames:
+            continue
+        if float(appearance_distance(other.appearance_sum, earlier_colours)[0, 0]) < distance:
+            return True
+    return False
 
 
 def _face_rival(groups: list[_Group], group_face, i: int, j: int, reach: float) -> bool:
