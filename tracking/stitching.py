@@ -23,6 +23,7 @@ sampling rates and camera cuts break a person into several tracklets. Stitching 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -175,7 +176,7 @@ def unseen_widening(previous: Tracklet, current: Tracklet, config: TrackingConfi
 
 def tracker_would_follow(previous: Tracklet, current: Tracklet, distance: float, config: TrackingConfig,
                          earlier: list[Tracklet] | None = None, later: list[Tracklet] | None = None,
-                         contested=None) -> bool:
+                         contested: Callable[[], bool] | None = None) -> bool:
     """Whether the tracker itself would have carried ``previous`` on to ``current`` had it not missed (or
     cut) the person in between: a gap it bridges (at most ``track_gap_split_seconds``), boxes that overlap
     as its association needs (IoU at least 1 - ``match_thresh``) and pooled colours within its association
