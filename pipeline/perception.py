@@ -29,7 +29,7 @@ from detectors.objects import FrameObjects
 from detectors.observation import GAZE_SOURCE_FACE_MESH, GAZE_SOURCE_KEYPOINTS, FrameObservations
 from detectors.referents import REFERENT_LABEL, referents_in_frames
 from pipeline import schema
-from pipeline.clip import ClipSpec, PerceptionResult, VideoInfo
+from pipeline.clip import ClipSpec, PerceptionResult
 from pipeline.config import Config
 from pipeline.prefetch import Prefetcher
 from pipeline.video import SampledFrame, ShotDetector, VideoError, iter_frames, probe
@@ -328,15 +328,20 @@ def associate_targets(
                 merged.gaze_origin[on_referent], direction[on_referent], aspect, gaze.point_reach)
         return code, ids, point
 
+    def turned_reads(degrees):
+        """gaze_targets along each direction turned by ``degrees`` (scalar or per row) left, right, up and
+        down: the reads, and their (4, R) codes and ids."""
+        reads = [gaze_targets(turned.astype(np.float32)) for turned in geometry.turned_directions(merged.gaze_dir, degrees)]
+        return reads, np.stack([r[0] for r in reads]), np.stack([r[1] for r in reads])
+
     gaze_code, gaze_id, gaze_point = gaze_targets(merged.gaze_dir)
     uncertainty = np.where(head_only, gaze.keypoint_target_uncertainty_deg, gaze.target_uncertainty_deg)
     if with_times and np.any(uncertainty > 0):
         # the same decisions along directions turned within the read's uncertainty: where they differ, the
         # margin is inside the noise and the target settles on the look's firm neighbours
-        reads = [gaze_targets(turned.astype(np.float32)) for turned in geometry.turned_directions(merged.gaze_dir, uncertainty)]
+        reads, alt_code, alt_id = turned_reads(uncertainty)
         settled_code, settled_id, _ = geometry.settle_ambiguous_targets(
-            row_times, person, row_shots, gaze_code, gaze_id,
-            np.stack([r[0] for r in reads]), np.stack([r[1] for r in reads]), gaze.settle_seconds,
+            row_times, person, row_shots, gaze_code, gaze_id, alt_code, alt_id, gaze.settle_seconds,
             direction=merged.gaze_dir, max_turn_deg=uncertainty,
         )
         changed = (settled_code != gaze_code) | (settled_id != gaze_id)
@@ -354,10 +359,8 @@ def associate_targets(
         unread = (merged.gaze_source == GAZE_SOURCE_FACE_MESH) & (merged.gaze_eye_cues < 1.0)
         if unread.any():
             spread = np.where(unread, gaze.unread_eyes_uncertainty_deg * (1.0 - merged.gaze_eye_cues), 0.0)
-            spread_reads = [gaze_targets(turned.astype(np.float32))
-                            for turned in geometry.turned_directions(merged.gaze_dir, spread)]
-            other = unread & geometry.names_another_person(
-                gaze_code, gaze_id, np.stack([r[0] for r in spread_reads]), np.stack([r[1] for r in spread_reads]))
+            _, alt_code, alt_id = turned_reads(spread)
+            other = unread & geometry.names_another_person(gaze_code, gaze_id, alt_code, alt_id)
             gaze_code = np.where(other, geometry.GAZE_UNKNOWN, gaze_code)
             gaze_id = np.where(other, -1, gaze_id)
     if with_times and gaze.target_stable_seconds > 0:

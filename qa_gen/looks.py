@@ -40,7 +40,7 @@ class LookGeometry:
         columns = [_column(tracks, c) for c in ("person_id", "t", "gaze_origin", "gaze_dir", "head_bbox", "bbox",
                                                 "hand_bboxes")]
         for pid, t, origin, direction, head, body, hands in zip(*columns):
-            head_centre = _centre(head) if head is not None else None
+            head_centre = _centre(head)
             if head_centre is None and body is not None and _centre(body) is not None:
                 head_centre = np.array([(body[0] + body[2]) / 2, body[1]], np.float64)  # top of the body
             hand_centres = [c for c in (_centre(h) for h in (hands or [])) if c is not None]
