@@ -42,6 +42,12 @@ class EventConfig:
     smoothing_gap_seconds: float = 0.5  # gaps this short are bridged (blinks, missed detections)
     smoothing_blip_seconds: float = 0.3  # runs this short are dropped
     min_gesture_seconds: float = 0.3
+    # a gesture (pointing, reaching, showing, giving) must also be seen on at least this many sampling
+    # instants, as a look must (min_look_samples): at 2 fps one instant stands for a half-second claim and
+    # the counts, durations and orderings built on it. The kitchen loop's one false point (a hand holding a
+    # bowl, score 0.53, one frame of 120) made five QA items; every annotated point spans 2+ samples
+    # (benchmarks/README.md, "One instant is no gesture"). At 5 fps and up the seconds above decide.
+    min_gesture_samples: int = 2
     cross_adjacent_seconds: float = 3.0
     gaze_follows_gesture_window_seconds: float = 3.0
     aversion_min_contact_seconds: float = 0.5  # eye contact must have lasted this long before it breaks

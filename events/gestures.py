@@ -14,12 +14,13 @@ from events.config import EventConfig
 
 
 def _smoothed_runs(arrays: TrackArrays, mask: np.ndarray, config: EventConfig):
-    """Smooth (R, F) ``mask`` and return its runs lasting at least min_gesture_seconds, plus the smoothed mask."""
+    """Smooth (R, F) ``mask`` and return its runs lasting at least min_gesture_seconds and min_gesture_samples
+    sampled frames, plus the smoothed mask."""
     smooth = kernels.smooth_runs(
         mask, arrays.segment, arrays.frames(config.smoothing_gap_seconds), arrays.min_frames(config.smoothing_blip_seconds)
     )
     rows, starts, ends = kernels.extract_runs(smooth, arrays.segment)
-    keep = ends - starts + 1 >= arrays.min_frames(config.min_gesture_seconds)
+    keep = ends - starts + 1 >= arrays.min_frames(config.min_gesture_seconds, config.min_gesture_samples)
     return rows[keep], starts[keep], ends[keep], smooth
 
 

@@ -703,6 +703,24 @@ def test_a_look_needs_two_samples_at_two_fps():
     assert shared == [(3.0, 4.0)]
 
 
+def test_a_gesture_needs_two_samples_at_two_fps():
+    """Defaults: a point seen on one 2 fps sample is no pointing event (one instant would stand for half a
+    second, and for the counts and orderings QA builds on it); seen on two samples it is. At 10 fps the
+    0.3 s minimum decides: a 0.4 s point is reported."""
+    sc = Scenario(duration=6.0, seed=5, transition=0.01)
+    a, b = sc.add_person(0.3), sc.add_person(0.7)
+    sc.point(a, ("person", b), 0.9, 1.4)  # the sample at 1.0 s only
+    sc.point(b, ("person", a), 2.9, 3.9)  # samples 3.0 and 3.5
+    def points(fps):
+        events = detect_events(sc.tracks(fps), CONFIG, clip_duration=6.0)
+        return {(r["initiator_id"], r["target_person_id"]) for r in _of_type(events, "pointing")}
+    assert points(2.0) == {(b, a)}
+    assert points(10.0) == {(a, b), (b, a)}
+    assert {(a, b), (b, a)} == {
+        (r["initiator_id"], r["target_person_id"])
+        for r in _of_type(detect_events(sc.tracks(2.0), EventConfig(min_gesture_samples=1), clip_duration=6.0), "pointing")}
+
+
 @pytest.mark.parametrize("fps", [2.0, 10.0])
 def test_a_look_records_whether_its_start_was_seen(fps):
     """A look that opens the clip, or begins as its object first appears, may have begun earlier: its
