@@ -20,6 +20,10 @@ os.environ.setdefault("GLOG_minloglevel", "2")  # MediaPipe's C++ logs are noise
 N_POSE_LANDMARKS = 33
 N_FACE_MESH_LANDMARKS = 478
 N_HAND_LANDMARKS = 21
+# A head's crop (1.6 head sizes wide) often holds a neighbour's face too, and the mesh's surest face can be
+# the neighbour's (a friend's frontal face beside a bowed head): the mesh reads this many faces, and the
+# caller keeps the one on its own head (detectors.refine)
+MESH_MAX_FACES = 3
 
 
 MIN_FACE_SHARE = 0.015  # faces narrower than this share of the frame's longest side cannot carry gaze
@@ -97,7 +101,7 @@ class MediaPipeModels:
             )
         if attribute == "_face_mesh":
             return solutions.face_mesh.FaceMesh(
-                static_image_mode=True, max_num_faces=1, refine_landmarks=True, min_detection_confidence=0.4
+                static_image_mode=True, max_num_faces=MESH_MAX_FACES, refine_landmarks=True, min_detection_confidence=0.4
             )
         if attribute == "_hands":
             return solutions.hands.Hands(
@@ -129,13 +133,13 @@ class MediaPipeModels:
             dtype=np.float64,
         )
 
-    def face_mesh(self, image: np.ndarray) -> np.ndarray | None:
-        """(478, 3) face-mesh landmarks (with iris) of the face in ``image``, pixels; None if none."""
+    def face_meshes(self, image: np.ndarray) -> list[np.ndarray]:
+        """(478, 3) face-mesh landmarks (with iris), pixels, of each face in ``image`` (up to MESH_MAX_FACES,
+        surest first); empty if none."""
         height, width = image.shape[:2]
         result = self._get("_face_mesh").process(np.ascontiguousarray(image))
-        if not result.multi_face_landmarks:
-            return None
-        return np.array([[p.x * width, p.y * height, p.z * width] for p in result.multi_face_landmarks[0].landmark])
+        return [np.array([[p.x * width, p.y * height, p.z * width] for p in face.landmark])
+                for face in result.multi_face_landmarks or []]
 
     def hand(self, image: np.ndarray) -> tuple[np.ndarray, float] | None:
         """(21, 3) landmarks (pixels) of the most confident hand in ``image`` and its score; None if none."""

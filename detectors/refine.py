@@ -32,6 +32,20 @@ def _square_crop(centre: np.ndarray, side: float, width: int, height: int) -> tu
     return x0, y0, x1, y1
 
 
+def own_face(meshes: list[np.ndarray], head: np.ndarray) -> np.ndarray | None:
+    """Of face meshes (landmarks, pixels), the one whose centre lies inside the ``head`` box (xyxy, the same
+    pixels) nearest the box's centre; None when no centre lies inside it."""
+    centre = (head[:2] + head[2:]) / 2
+    best, best_distance = None, np.inf
+    for mesh in meshes:
+        mesh_centre = mesh[:468, :2].mean(axis=0)
+        inside = head[0] <= mesh_centre[0] <= head[2] and head[1] <= mesh_centre[1] <= head[3]
+        distance = float(np.hypot(*(mesh_centre - centre)))
+        if inside and distance < best_distance:
+            best, best_distance = mesh, distance
+    return best
+
+
 class PersonRefiner:
     """Adds gaze, hands and pointing to ``FrameObservations`` (normalised coordinates in and out)."""
 
@@ -126,16 +140,14 @@ class PersonRefiner:
 
     def _crop_gaze(self, crop: np.ndarray, x0: int, y0: int, image_size: tuple[int, int], head: np.ndarray,
                    score: float) -> GazeEstimate | None:
-        """Gaze from the face mesh of ``crop``, whose top-left corner is (x0, y0) of an image of ``image_size``."""
-        mesh = self.models.face_mesh(crop)
+        """Gaze from the face mesh of ``crop``, whose top-left corner is (x0, y0) of an image of ``image_size``:
+        of the faces the mesh finds there, the one centred on ``head`` (nearest its centre); a neighbour's
+        face reaching into the crop is never read as this person's. None when no face is on the head."""
+        mesh = own_face(self.models.face_meshes(crop), head - [x0, y0, x0, y0])
         if mesh is None:
             return None
         mesh[:, 0] += x0
         mesh[:, 1] += y0
-        # The mesh must be this person's face, not a neighbour's reaching into the crop.
-        mesh_centre = mesh[:468, :2].mean(axis=0)
-        if not (head[0] <= mesh_centre[0] <= head[2] and head[1] <= mesh_centre[1] <= head[3]):
-            return None
         g = self.gaze
         return gaze_from_face_mesh(
             mesh, image_size, score, g.iris_weight, g.head_pitch_bias_deg, g.head_pose, g.eye_open_level,

@@ -475,3 +475,38 @@ def test_only_wide_small_boxes_holding_two_people_when_zoomed_are_dropped():
                   crops_holding([0.17, 0.17, 0.83, 0.83], [0.3, 0.0, 0.6, 0.2]),  # a neighbour's feet in the margin
                   crops_holding([0.17, 0.17, 0.83, 0.83], [0.0, 0.2, 0.16, 0.83])):  # someone beside it, outside
         assert len(without_pair_boxes([frame], [boxes], found, **settings)[0][0]) == 3
+
+
+def test_own_face_is_the_mesh_centred_on_the_head():
+    """Of the faces the mesh finds in a head's crop, the one centred inside the head box nearest its centre is
+    read; a neighbour's face, even the surest (listed first), never is; no face on the head: None."""
+    from detectors.refine import own_face
+
+    rng = np.random.default_rng(0)
+    def face_at(x, y):
+        return np.column_stack([rng.normal(x, 5, 478), rng.normal(y, 5, 478), np.zeros(478)])
+    neighbour, own, edge = face_at(60, 50), face_at(150, 60), face_at(118, 60)
+    head = np.array([110.0, 20.0, 190.0, 100.0])
+    assert own_face([neighbour, own], head) is own
+    assert own_face([neighbour, edge, own], head) is own  # both inside: the nearer the head's centre
+    assert own_face([neighbour], head) is None
+    assert own_face([], head) is None
+
+
+@pytest.mark.slow
+def test_a_bowed_head_beside_a_frontal_face_is_read_from_its_own_face(media_dir):
+    """yakhyo_classroom_group at 2.0 s: the curly-haired girl (C, head at 0.48, 0.40) bows her head beside a
+    friend's frontal face (D, at 0.36, 0.30) that lies in C's face-mesh crop and is the mesh's surest face there.
+    C's gaze is read from her own face: down and to the left, toward A below her (the truth), not from the
+    keypoints (level) and not from D's face."""
+    frames = decode(media_dir / "yakhyo_classroom_group.mp4", [50])
+    obs = detect_once(Config(), frames)[0]
+    centres = (obs.head_xyxy[:, :2] + obs.head_xyxy[:, 2:]) / 2
+    c = int(np.nanargmin(np.hypot(centres[:, 0] - 0.48, centres[:, 1] - 0.40)))
+    d = int(np.nanargmin(np.hypot(centres[:, 0] - 0.36, centres[:, 1] - 0.30)))
+    assert c != d
+    assert obs.gaze_source[c] == "face_mesh"
+    box = obs.head_xyxy[c]
+    assert box[0] <= obs.gaze_origin[c, 0] <= box[2] and box[1] <= obs.gaze_origin[c, 1] <= box[3]
+    assert obs.gaze_dir[c, 0] < -0.2 and obs.gaze_dir[c, 1] > 0.4
+    assert np.hypot(*(obs.gaze_origin[c] - obs.gaze_origin[d])) > 0.05
