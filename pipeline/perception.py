@@ -112,8 +112,9 @@ class PerceptionWorker:
         # end for the shot detector alone, so that a cut in its last frames is judged as in a whole run.
         decode_end = None if clip.end_s is None else clip.end_s + SHOT_LOOKAHEAD_FRAMES / sampling.fps
         # every decoded frame (not only the sampled ones) goes to the shot detector, in the decode thread
+        # a clip that runs to the video's end also samples its last frame (iter_frames' sample_end)
         decode = partial(iter_frames, clip.uri, sampling.fps, sampling.max_side, clip.start_s, decode_end,
-                         on_decoded=shots.push_frame)
+                         on_decoded=shots.push_frame, sample_end=True)
         depth = 2 * max(1, self.config.detector.batch_size)
         with closing(Prefetcher(decode, depth)) as frames:
             while True:

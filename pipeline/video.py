@@ -236,6 +236,14 @@ def _lead_of(first: av.VideoFrame, stream: av.video.stream.VideoStream) -> float
 # --- decode + sample ----------------------------------------------------------------------------
 
 
+def _upright_rgb(frame: av.VideoFrame, size: tuple[int, int], rotation: int) -> np.ndarray:
+    """The frame as upright RGB uint8 of ``size`` (before rotation), C-contiguous: FFmpeg pads each row to its
+    alignment (a 312 px wide frame: 936 bytes of pixels in 960), so the array is a strided view; dlib's face
+    chips refuse one, and no consumer should meet it."""
+    image = frame.reformat(width=size[0], height=size[1], format="rgb24").to_ndarray()
+    return np.ascontiguousarray(rotate_image(image, rotation))
+
+
 def iter_frames(
     uri: str,
     fps: float,
@@ -243,8 +251,14 @@ def iter_frames(
     start_s: float = 0.0,
     end_s: Optional[float] = None,
     on_decoded: Optional[Callable[[float, av.VideoFrame], None]] = None,
+    sample_end: bool = False,
 ) -> Iterator[SampledFrame]:
     """Decode ``uri`` once and yield the first frame at or after each instant start_s + k / fps.
+
+    ``sample_end`` (with no ``end_s``: the clip runs to the video's end): the video's last frame is sampled
+    too when it lies at least half a step after the last sampled one, so every moment of the clip is within
+    half a step of a sampled frame (a 1.96 s clip at 2 fps is otherwise seen until 1.5 s: its last
+    quarter never).
 
     Times come from pts (seconds from the clip start), so variable frame rate is sampled correctly. The clip
     starts at its first frame: a container that puts it later (an AVI's decoder delay) and one that puts it
@@ -282,6 +296,8 @@ def iter_frames(
         n_decoded = 0
         next_instant = 0.0
         last_t: Optional[float] = None
+        last_sampled_t = -np.inf
+        unsampled_end = None  # (frame, t, native index) of the last decoded frame after the last sampled one
         rotation: Optional[int] = None
         out_size: Optional[tuple[int, int]] = None
         try:
@@ -305,18 +321,21 @@ def iter_frames(
                 if on_decoded is not None:
                     on_decoded(max(t, 0.0), frame)
                 if t < next_instant - _PTS_EPSILON_S:
+                    unsampled_end = (frame, t, native_idx)
                     continue  # not sampled: skip the (costly) colour conversion
                 if rotation is None:
                     rotation = _stream_rotation(stream, frame)
                     out_size = scaled_size(*_display_size(stream), max_side)
-                image = frame.reformat(width=out_size[0], height=out_size[1], format="rgb24").to_ndarray()
-                # FFmpeg pads each row to its alignment (a 312 px wide frame: 936 bytes of pixels in 960), so
-                # the array is a strided view; dlib's face chips refuse one, and no consumer should meet it
-                upright = np.ascontiguousarray(rotate_image(image, rotation))
-                yield SampledFrame(n_sampled, native_idx, max(t, 0.0), upright)
+                yield SampledFrame(n_sampled, native_idx, max(t, 0.0), _upright_rgb(frame, out_size, rotation))
                 n_sampled += 1
+                last_sampled_t, unsampled_end = t, None
                 # One frame covers every instant up to its own time (low native fps or VFR gaps).
                 next_instant = (int(np.floor((t + _PTS_EPSILON_S) * fps)) + 1) / fps
+            if (sample_end and end_s is None and unsampled_end is not None
+                    and unsampled_end[1] - last_sampled_t >= 0.5 / fps - _PTS_EPSILON_S):
+                frame, t, native_idx = unsampled_end
+                yield SampledFrame(n_sampled, native_idx, max(t, 0.0), _upright_rgb(frame, out_size, rotation))
+                n_sampled += 1
         except av.error.FFmpegError as exc:
             if n_sampled == 0:
                 raise VideoError(uri, f"no decodable frames ({exc.strerror or exc})") from exc

@@ -45,7 +45,9 @@ def test_good_clip_ok_bad_clips_failed_with_reasons(corpus_run):
     rows = {r["video_id"]: r for r in manifest.to_pylist()}
     assert set(rows) == {"handshake", "truncated", "zero", "notes"}
     assert rows["handshake"]["status"] == "ok"
-    assert rows["handshake"]["n_frames"] == 4  # 1.96 s from its first frame to its last at 2 fps: 0, 0.5, 1.0, 1.5 s
+    # 1.96 s from its first frame to its last at 2 fps: 0, 0.5, 1.0, 1.5 s and the last frame (1.92 s), which
+    # lies over half a step after 1.5 s
+    assert rows["handshake"]["n_frames"] == 5
     assert rows["handshake"]["n_persons"] >= 1
     assert rows["handshake"]["width"] == 624 and rows["handshake"]["height"] == 352
     for bad in ("truncated", "zero", "notes"):

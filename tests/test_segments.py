@@ -348,7 +348,8 @@ def test_people_who_come_back_in_a_later_segment_keep_their_ids(media_dir, tmp_p
     config = _config(fps=4.0, max_clip=2.5, overlap=1.0)
     with closing(PerceptionWorker(config)) as worker:
         result = perceive_video("reunion", uri, worker, config)
-    assert result.n_segments == 4 and result.n_frames == 36
+    # 36 samples at 4 fps and the video's last frame, over half a step after them (iter_frames' sample_end)
+    assert result.n_segments == 4 and result.n_frames == 37
     df = result.tracks.to_pandas()
     part = np.digitize(df.t, [101 / 30, 168 / 30])  # 101 kitchen frames, then 67 high-five frames, at 30 fps
     first, middle, last = (df[part == k] for k in range(3))
