@@ -131,6 +131,33 @@ def test_variable_frame_rate_is_sampled_by_pts(tmp_path: Path) -> None:
     assert [f.native_frame_idx for f in sampled] == [pts_ms.index(t) for t in expected]
 
 
+@pytest.mark.parametrize("n_frames, regular_ms, end_ms", [(49, [0, 520, 1000, 1520], 1920), (53, [0, 520, 1000, 1520, 2000], None)])
+def test_the_last_frame_is_sampled_when_the_clip_ends_past_half_a_step(tmp_path: Path, n_frames: int,
+                                                                     regular_ms: list[int], end_ms) -> None:
+    """25 fps (40 ms ticks), sampled at 2 fps: a 1.96 s clip (49 frames, the last at 1.92 s) ends 0.4 s after
+    its last regular sample, so with sample_end its last frame is a sample too and every moment of the clip is
+    within half a step of one. A 2.12 s clip's last frame (2.08 s) is 0.08 s after the 2.0 s sample: nothing
+    added. A clip cut short by end_s never gains one (the frame is not the video's end)."""
+    pts = [40 * i for i in range(n_frames)]
+    frames = [np.full((48, 64, 3), (i * 5) % 256, np.uint8) for i in range(n_frames)]
+    path = tmp_path / "short.mp4"
+    _write_video(path, frames, pts, Fraction(1, 1000))
+
+    def sampled(**kwargs):
+        return [(round(f.t * 1000), f.frame_idx, f.native_frame_idx) for f in iter_frames(str(path), 2.0, 64, **kwargs)]
+    plain = sampled()
+    assert [t for t, _, _ in plain] == regular_ms
+    with_end = sampled(sample_end=True)
+    expected = regular_ms + ([end_ms] if end_ms is not None else [])
+    assert [t for t, _, _ in with_end] == expected
+    assert [i for _, i, _ in with_end] == list(range(len(expected)))
+    assert with_end[-1][2] == (n_frames - 1 if end_ms is not None else pts.index(regular_ms[-1]))
+    # the sampled images are those frames, whole (the grey level written into each)
+    images = [f.image for f in iter_frames(str(path), 2.0, 64, sample_end=True)]
+    assert abs(int(images[-1].mean()) - (with_end[-1][2] * 5) % 256) <= 3
+    assert [t for t, _, _ in sampled(end_s=1.9, sample_end=True)] == [t for t in regular_ms if t < 1900]
+
+
 @pytest.mark.parametrize("rotation_ccw, expected_cw", [(90, 270), (-90, 90), (180, 180)])
 def test_rotation_metadata_is_applied(tmp_path: Path, rotation_ccw: int, expected_cw: int) -> None:
     image = np.zeros((32, 64, 3), np.uint8)
