@@ -334,7 +334,10 @@ def expected_frames(uri: str, config: Config) -> Optional[int]:
     duration = probe_duration(uri)
     if not duration:
         return None
-    return math.ceil(duration * config.sampling.fps - 1e-6)  # samples at 0, 1/fps, ... before the end
+    fps = config.sampling.fps
+    regular = math.ceil(duration * fps - 1e-6)  # samples at 0, 1/fps, ... before the end
+    # and the last frame (taken to end the clip: a frame early at most) past half a step (iter_frames' sample_end)
+    return regular + (1 if duration - (regular - 1) / fps >= 0.5 / fps + 1e-6 else 0)
 
 
 def rederive_clip(store: OutputStore, status: dict, config: Config, first_stage: str, command: str) -> dict:

@@ -301,8 +301,9 @@ def test_progress_counts_frames_within_a_video(first_run, tmp_path, monkeypatch,
     statuses = list(runner.iter_local(videos, config, OutputStore(str(tmp_path / "out")), progress=recorded))
     assert [s["status"] for s in statuses] == ["ok", "ok"]
     # told in advance how many frames each video samples, then each batch as it is perceived
-    assert recorded.videos == [(s["video_id"], s["n_frames"]) for s in statuses] == [("nobody", 4), ("handshake", 4)]
-    assert recorded.frames == {"nobody": 4, "handshake": 4}
+    # (the regular samples at 0, 0.5, 1.0 and 1.5 s and each clip's last frame, over half a step later)
+    assert recorded.videos == [(s["video_id"], s["n_frames"]) for s in statuses] == [("nobody", 5), ("handshake", 5)]
+    assert recorded.frames == {"nobody": 5, "handshake": 5}
 
     # in a terminal the display shows that count under the videos bar
     screen = io.StringIO()
