@@ -438,11 +438,12 @@ def max_overlap(events: Sequence[Mapping], half_step: float,
 
 
 def _frames(uri: str, fps: float, max_side: int, status: Mapping) -> Iterator:
-    """Sampled frames of the clip's source (the same sampling perception used), with a clear error."""
+    """Sampled frames of the clip's source (the same sampling perception used, the clip's last frame
+    included), with a clear error."""
     from pipeline.video import VideoError
 
     try:
-        yield from iter_frames(uri, fps, max_side)
+        yield from iter_frames(uri, fps, max_side, sample_end=True)
     except VideoError as exc:
         raise RenderError(f"cannot read the source video of {status['video_id']}: {exc}") from exc
 

@@ -96,9 +96,9 @@ def gaze_target_style(event: Mapping) -> tuple[tuple[int, int, int], str, str]:
     return GAZE_TARGET_COLORS[key], label if target is not None else "-> elsewhere", ""
 
 
-def _presence(tracks: pa.Table, fps: float) -> list[Segment]:
+def _presence(tracks: pa.Table, fps: float, duration: Optional[float] = None) -> list[Segment]:
     """Runs of consecutive sampled frames in which each person is tracked, [first t, last t + 1/fps)
-    like the events' intervals."""
+    like the events' intervals, never past the clip's ``duration`` (when known)."""
     segments = []
     step = 1.0 / fps
     rows = sorted(tracks.select(["person_id", "frame_idx", "t"]).to_pylist(), key=lambda r: (r["person_id"], r["frame_idx"]))
@@ -107,8 +107,8 @@ def _presence(tracks: pa.Table, fps: float) -> list[Segment]:
         continues = (row is not None and previous is not None and row["person_id"] == previous["person_id"]
                      and row["frame_idx"] == previous["frame_idx"] + 1)
         if previous is not None and not continues:
-            segments.append(Segment(previous["person_id"], run_start["t"], previous["t"] + step,
-                                    (150, 150, 150), "tracked"))
+            end = previous["t"] + step if not duration else max(min(previous["t"] + step, duration), previous["t"])
+            segments.append(Segment(previous["person_id"], run_start["t"], end, (150, 150, 150), "tracked"))
         if not continues:
             run_start = row
         previous = row
@@ -152,7 +152,7 @@ def build_timeline(tracks: pa.Table, events: Optional[pa.Table], qa: Optional[pa
     if tracks.num_rows:
         end_times.append(max(tracks.column("t").to_pylist()) + 1.0 / fps)
     data = TimelineData(duration=float(duration or max(end_times, default=1.0)), person_ids=sorted(persons))
-    data.presence = _presence(tracks, fps)
+    data.presence = _presence(tracks, fps, duration)
     for event in sorted(event_rows, key=lambda e: (e["start_time"], e["event_id"])):
         kind, source = event["event_type"], event["source"]
         # end_time is exclusive (one step after the last frame); an event is at least one step wide

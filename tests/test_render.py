@@ -36,7 +36,7 @@ def _status(video_id: str, uri: str, **extra) -> dict:
     info = probe(uri)
     status = {"video_id": video_id, "uri": uri, "status": "ok", "error": None, "duration_s": info.duration_s,
               "native_fps": info.native_fps, "width": info.width, "height": info.height, "rotation": 0,
-              "n_frames": len(list(iter_frames(uri, FPS, 64))), "backend": "ground truth"}
+              "n_frames": len(list(iter_frames(uri, FPS, 64, sample_end=True))), "backend": "ground truth"}
     status.update(extra)
     return status
 
@@ -51,7 +51,7 @@ def out(tmp_path_factory, media_dir) -> str:
     heads = {(int(r["frame"]), int(r["person"])): [float(r[k]) for k in ("x1", "y1", "x2", "y2")]
              for r in csv.DictReader(open(media_dir / "atd_kitchen_heads.csv"))}
     rows = []
-    for frame in iter_frames(uri, FPS, 64):
+    for frame in iter_frames(uri, FPS, 64, sample_end=True):  # the frames perception samples
         for person_id in (0, 1):
             x1, y1, x2, y2 = heads[(frame.native_frame_idx, person_id)]
             head = [x1 / 1280, y1 / 720, x2 / 1280, y2 / 720]
@@ -111,7 +111,7 @@ def test_render_one_frame_per_sampled_frame_with_people_drawn(out, tmp_path):
     result = render_video(out, "atd_kitchen", tmp_path / "kitchen.mp4")
     codec, pix_fmt, frames, rate = _decode(result.path)
     assert (codec, pix_fmt) == ("h264", "yuv420p")
-    assert len(frames) == result.n_frames == 7  # 3.37 s sampled at 2 fps
+    assert len(frames) == result.n_frames == 8  # 3.37 s sampled at 2 fps, and its last frame (3.33 s)
     assert rate == FPS and result.n_people == 2
     height, width = frames[0].shape[:2]
     assert (width, height) == (result.width, result.height) and width % 2 == 0 and height % 2 == 0
@@ -202,8 +202,9 @@ def test_failed_missing_and_empty_clips_get_clear_messages(out, tmp_path):
     result = render_video(out, "nobody", tmp_path / "nobody.mp4")
     assert result.n_people == 0 and "no people were tracked" in result.message
     _, _, frames, _ = _decode(result.path)
-    # tvhid_handshake_0001: 2.0 s from its first frame (pts 0.125) to its last, at 2 fps, drawn without overlays
-    assert len(frames) == result.n_frames == 4
+    # tvhid_handshake_0001: 2.0 s from its first frame (pts 0.125) to its last, at 2 fps and its last frame,
+    # drawn without overlays
+    assert len(frames) == result.n_frames == 5
 
     cli = CliRunner()
     failed = cli.invoke(app, ["render", out, "--video", "broken", "-o", str(tmp_path / "b.mp4")])
@@ -222,7 +223,8 @@ def test_timeline_segments_and_picture(out, tmp_path):
     assert [(b.event_type, b.person_ids) for b in data.bands] == [("joint_attention", (0, 1))]
     pointing = data.gestures[0]
     assert (pointing.person_id, pointing.label, pointing.start) == (0, "pointing", 1.5) and pointing.end > 1.5
-    assert [(s.person_id, s.start, s.end) for s in data.presence] == [(0, 0.0, 3.5), (1, 0.0, 3.5)]
+    # tracked to the clip's end: the last frame (3.33 s) stands for the time up to it, not a step past it
+    assert [(s.person_id, s.start, s.end) for s in data.presence] == [(0, 0.0, 3.37), (1, 0.0, 3.37)]
     lanes: dict[int, list] = {}
     for tick in data.qa:  # ticks in one lane never overlap
         lanes.setdefault(tick.lane, []).append((tick.start, tick.end))
