@@ -52,6 +52,7 @@ class TrackArrays:
     # (P, F) bool: the gaze was read from body keypoints alone (head yaw, no pitch, eyes unseen), not the face
     gaze_from_keypoints: np.ndarray
     gaze_point: np.ndarray  # (P, F, 2)
+    gaze_dir: np.ndarray  # (P, F, 3) unit gaze direction in the camera frame, NaN where none was read
     pointing: np.ndarray  # (P, F) bool
     point_conf: np.ndarray  # (P, F) float64
     point_type: np.ndarray  # (P, F) int64 code into POINT_TARGET_TYPES, -1 null
@@ -291,6 +292,7 @@ def tracks_to_arrays(tracks: pa.Table, objects: pa.Table | None = None, fps: flo
     body_box = dense(_list_matrix(_column(tracks, "bbox"), 4), np.nan, np.float64)
     head_box = dense(optional_matrix("head_bbox", 4), np.nan, np.float64)
     gaze_point = dense(optional_matrix("gaze_point", 2), np.nan, np.float64)
+    gaze_dir = dense(optional_matrix("gaze_dir", 3), np.nan, np.float64)
     gaze_type = dense(_codes(_column(tracks, "gaze_target_type"), GAZE_TARGET_TYPES, "gaze_target_type", video_id), -1, np.int64)
     gaze_id = dense(_ints(_column(tracks, "gaze_target_id")) if "gaze_target_id" in columns else np.full(len(p), -1), -1, np.int64)
     gaze_conf = dense(_floats(_column(tracks, "gaze_conf"), 0.0), 0.0, np.float64)
@@ -325,6 +327,7 @@ def tracks_to_arrays(tracks: pa.Table, objects: pa.Table | None = None, fps: flo
         end_times=frame_end_times(times, float(fps), clip_duration, shot_start), shot_id=shot, segment=segment,
         person_ids=person_ids, present=present, body_box=body_box, head_box=head_box, gaze_type=gaze_type,
         gaze_id=gaze_id, gaze_conf=gaze_conf, gaze_from_keypoints=gaze_from_keypoints, gaze_point=gaze_point,
+        gaze_dir=gaze_dir,
         pointing=pointing, point_conf=point_conf, point_type=point_type, point_id=point_id, hand_boxes=hand_boxes,
         hand_open=hand_open,
         shoulder=shoulder, elbow=elbow, wrist=wrist, object_ids=object_ids, object_labels=object_labels,

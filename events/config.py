@@ -39,6 +39,12 @@ class EventConfig:
     shift_min_speed: float = 0.7  # gaze point relative to face centre, frame widths per second
     shift_min_seconds: float = 0.5
     shift_max_seconds: float = 1.5
+    # ... and the gaze direction itself turns at least this far between the two frames: the gaze point lands
+    # on whatever box the ray meets, so a look that slides from a person's hand to their face (yakhyo's C,
+    # 3.7 degrees) jumps the point as far as a real shift. 15 = the widest read uncertainty (a keypoint
+    # read's, detector.gaze.keypoint_target_uncertainty_deg); every other shift on the truth clips turns
+    # 39-68 degrees (benchmarks/README.md, "A sudden gaze shift turns the gaze")
+    shift_min_turn_deg: float = 15.0
     smoothing_gap_seconds: float = 0.5  # gaps this short are bridged (blinks, missed detections)
     smoothing_blip_seconds: float = 0.3  # runs this short are dropped
     min_gesture_seconds: float = 0.3

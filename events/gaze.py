@@ -561,8 +561,8 @@ def head_relative_gaze(arrays: TrackArrays) -> tuple[np.ndarray, np.ndarray]:
 def detect_sudden_gaze_shift(arrays: TrackArrays, config: EventConfig) -> list[Event]:
     """The head-relative gaze moves faster than shift_min_speed, covering at least shift_min_speed x
     shift_min_seconds of the frame within shift_max_seconds, from one target to another (not across the
-    same person, hands or object). The event is centred on the movement and lasts at least
-    shift_min_seconds."""
+    same person, hands or object), its direction turning at least shift_min_turn_deg. The event is centred on
+    the movement and lasts at least shift_min_seconds."""
     relative, valid = head_relative_gaze(arrays)
     moving = kernels.gaze_moving(relative, valid, arrays.times, arrays.segment, config.shift_min_speed)
     rows, starts, ends = kernels.extract_runs(moving, arrays.segment)
@@ -576,7 +576,10 @@ def detect_sudden_gaze_shift(arrays: TrackArrays, config: EventConfig) -> list[E
     # crossed a face) is no shift of attention
     same_target = ((arrays.gaze_type[p, before] == arrays.gaze_type[p, b]) & (arrays.gaze_id[p, before] >= 0)
                    & (arrays.gaze_id[p, before] == arrays.gaze_id[p, b]))
-    keep = ~(amplitude < min_amplitude) & ~(duration > config.shift_max_seconds) & ~same_target
+    # the direction must turn too (a point can jump between boxes on a few degrees); no direction, no shift
+    turn = np.degrees(np.arccos(np.clip((arrays.gaze_dir[p, before] * arrays.gaze_dir[p, b]).sum(-1), -1.0, 1.0)))
+    turned = np.nan_to_num(turn, nan=-1.0) >= config.shift_min_turn_deg
+    keep = ~(amplitude < min_amplitude) & ~(duration > config.shift_max_seconds) & ~same_target & turned
     p, before, b, amplitude, duration = p[keep], before[keep], b[keep], amplitude[keep], duration[keep]
     centre = 0.5 * (arrays.times[before] + arrays.times[b])
     half = 0.5 * np.maximum(duration, config.shift_min_seconds)

@@ -757,6 +757,9 @@ def test_a_look_that_follows_its_moving_target_is_no_sudden_shift():
                 r["head_bbox"] = (np.asarray(r["head_bbox"]) + shift).tolist()
             if r["gaze_point"] is not None:
                 r["gaze_point"] = [r["gaze_point"][0] + 0.4, r["gaze_point"][1]]
+                # the direction turns with the point (as the scenario builds it): the look does follow him
+                d = np.append(np.subtract(r["gaze_point"], r["gaze_origin"]), 0.5)
+                r["gaze_dir"] = (d / np.linalg.norm(d)).tolist()
     tracks = pa.Table.from_pylist(rows, schema=sc.tracks(10.0).schema)
     events = detect_events(tracks, CONFIG, sc.objects(10.0)).to_pylist()
     assert [e for e in events if e["event_type"] == "gaze_at" and e["initiator_id"] == a]
@@ -768,6 +771,33 @@ def test_a_look_that_follows_its_moving_target_is_no_sudden_shift():
     tracks = pa.Table.from_pylist(rows, schema=tracks.schema)
     shifts = [e for e in detect_events(tracks, CONFIG, sc.objects(10.0)).to_pylist() if e["event_type"] == "sudden_gaze_shift"]
     assert [e["initiator_id"] for e in shifts] == [a]
+
+
+def test_a_gaze_point_that_jumps_between_boxes_on_a_small_turn_is_no_sudden_shift():
+    """yakhyo_classroom_group's C: her look slid from A's hand to A's face, 3.7 degrees, and the gaze point
+    jumped from one box to the other as fast as a real shift. The direction must turn by at least
+    shift_min_turn_deg (the widest read uncertainty); the same jump with the direction turned 40 degrees is a
+    shift. A jump whose direction is not known at both ends is none either."""
+    sc = Scenario(duration=4.0, seed=21)
+    a, b = sc.add_person(0.25), sc.add_person(0.75)
+    sc.look(a, ("point", (0.25, 0.2)), 0.0, 4.0)
+    rows = sc.tracks(10.0).to_pylist()
+    def shifts_with(turn_deg: float, known: bool = True) -> list:
+        for r in rows:
+            if r["person_id"] != a:
+                continue
+            late = r["t"] >= 2.0 - 1e-9
+            r["gaze_point"] = [0.25, 0.8] if late else [0.25, 0.2]  # 0.6 frame heights in 0.1 s
+            r["gaze_target_type"], r["gaze_target_id"] = ("hands", b) if late else ("person", b)
+            angle = np.radians(turn_deg if late else 0.0)
+            r["gaze_dir"] = [float(np.sin(angle)), 0.0, float(-np.cos(angle))] if known or not late else None
+        tracks = pa.Table.from_pylist(rows, schema=sc.tracks(10.0).schema)
+        return [e["initiator_id"] for e in detect_events(tracks, CONFIG, sc.objects(10.0)).to_pylist()
+                if e["event_type"] == "sudden_gaze_shift"]
+    assert CONFIG.shift_min_turn_deg == 15.0
+    assert shifts_with(3.7) == []
+    assert shifts_with(40.0) == [a]
+    assert shifts_with(40.0, known=False) == []
 
 
 def test_a_glance_does_not_make_a_member_of_shared_attention():

@@ -71,6 +71,9 @@ def random_tracks(n_people: int = 10, n_frames: int = 36_000, fps: float = 10.0,
         return arr
 
     gp = gaze_point[pp, ff]
+    # each direction toward its gaze point (as tests/scenarios/scene.py builds it), so a shift turns it
+    toward = np.concatenate([np.nan_to_num(gp - 0.5 * (head[pp, :2] + head[pp, 2:])), np.full((n, 1), 0.5)], 1)
+    directions = toward / np.linalg.norm(toward, axis=1, keepdims=True)
     hand_lists = pa.ListArray.from_arrays(pa.array(np.arange(0, 2 * n + 1, 2, dtype=np.int32)), fixed(hands.reshape(-1, 4), 4))
     point_rows = pointing[pp, ff]
     columns = {
@@ -78,7 +81,7 @@ def random_tracks(n_people: int = 10, n_frames: int = 36_000, fps: float = 10.0,
         "native_frame_idx": pa.array(ff.astype(np.int32)), "t": pa.array(t[ff]), "shot_id": pa.array(shot[ff].astype(np.int32)),
         "person_id": pa.array(pp.astype(np.int32)), "det_conf": pa.array(np.full(n, 0.9, np.float32)),
         "bbox": fixed(body, 4), "head_bbox": lists(head[pp], 4), "keypoints": lists(keypoints.reshape(n, -1), 51),
-        "gaze_origin": lists(0.5 * (head[pp, :2] + head[pp, 2:]), 2), "gaze_dir": lists(np.tile([0.0, 0.0, 1.0], (n, 1)), 3, known),
+        "gaze_origin": lists(0.5 * (head[pp, :2] + head[pp, 2:]), 2), "gaze_dir": lists(directions, 3, known),
         "gaze_source": pa.array(["face_mesh"] * n), "gaze_conf": pa.array(np.where(known, 0.8, 0.0).astype(np.float32)),
         "gaze_point": lists(gp, 2, known), "gaze_target_type": pa.array(k.astype(str)),
         "gaze_target_id": pa.array(np.where(np.isin(k, ["person", "hands"]), tid[pp, ff], 0).astype(np.int32),
