@@ -280,7 +280,7 @@ def assign_gaze_targets(
     min_conf: float = 0.2,
     reach: float = 0.25,
     max_miss: float = np.inf,
-    own_hands_min_pitch_deg: float = -90.0,
+    own_hands_min_pitch_deg: float | np.ndarray = -90.0,
     hands_at_face_margin: float = -1.0,
     use_numba: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -300,8 +300,8 @@ def assign_gaze_targets(
     to it: that is ``camera`` (within ``camera_max_angle_deg``). Evidence rules (precision before
     recall): a head, hand or object counts only when the ray passes its centre within ``max_miss``
     half-diagonals of its box (and inside the angular cone); the row's own hands by the same rule, and
-    only when the gaze points at least ``own_hands_min_pitch_deg`` below level (one's hands are well
-    below one's eyes: a level gaze crossing them in the image looks past them).
+    only when the gaze points at least ``own_hands_min_pitch_deg`` (one value, or one per row) below level
+    (one's hands are well below one's eyes: a level gaze crossing them in the image looks past them).
     Hands raised beside their owner's face (centre inside the head box widened by
     ``hands_at_face_margin`` head sizes on every side; negative = off) are that person, not their
     hands: a ray landing there cannot tell the face from the hand (a high five, a hand at the chin),

@@ -295,6 +295,15 @@ def associate_targets(
     row_times = np.asarray(times)[frame_index] if with_times else None
     row_shots = np.asarray(shot_ids)[frame_index] if with_times else None
 
+    # a face whose eyes are too small to read gives the head's direction, and the eyes may look up to this far
+    # from it (gaze.unread_eyes_uncertainty_deg, growing as the eye cues fade); 0 where the eyes were read
+    unread = (merged.gaze_source == GAZE_SOURCE_FACE_MESH) & (merged.gaze_eye_cues < 1.0)
+    eye_range = np.where(unread, gaze.unread_eyes_uncertainty_deg * (1.0 - merged.gaze_eye_cues), 0.0)
+    # ... down onto one's own hands too: a head bowed 30 degrees over them, its eyes unread, may be looking at
+    # them, so they are a candidate from that much less than own_hands_min_pitch_deg (and where the reads
+    # within the range disagree, the rules below leave the row unknown rather than "elsewhere")
+    own_hands_pitch = gaze.own_hands_min_pitch_deg - eye_range
+
     def gaze_targets(direction: np.ndarray):
         """(code, id, point) of every row for these gaze directions: the association and the rules on it."""
         code, ids, point = geometry.assign_gaze_targets(
@@ -307,7 +316,7 @@ def associate_targets(
             min_conf=gaze.min_conf,
             reach=gaze.point_reach,
             max_miss=gaze.target_max_miss,
-            own_hands_min_pitch_deg=gaze.own_hands_min_pitch_deg,
+            own_hands_min_pitch_deg=own_hands_pitch,
             hands_at_face_margin=gaze.hands_at_face_margin,
         )
         code, ids = geometry.head_only_targets(
@@ -357,10 +366,8 @@ def associate_targets(
         # a face whose eyes are too small to read gives the head's direction; the eyes may look anywhere within
         # their usual range of it, and where that range holds another person than the one named, the read
         # cannot say who is looked at
-        unread = (merged.gaze_source == GAZE_SOURCE_FACE_MESH) & (merged.gaze_eye_cues < 1.0)
         if unread.any():
-            spread = np.where(unread, gaze.unread_eyes_uncertainty_deg * (1.0 - merged.gaze_eye_cues), 0.0)
-            _, alt_code, alt_id = turned_reads(spread)
+            _, alt_code, alt_id = turned_reads(eye_range)
             other = unread & geometry.names_another_person(gaze_code, gaze_id, alt_code, alt_id)
             gaze_code = np.where(other, geometry.GAZE_UNKNOWN, gaze_code)
             gaze_id = np.where(other, -1, gaze_id)

@@ -51,3 +51,29 @@ def test_another_person_is_another_id_not_the_same_persons_hands():
     alt_id = np.array([[2, 1, 1, 2, -1, 3],
                        [1, 1, 1, 2, -1, 1]])
     assert names_another_person(code, ids, alt_code, alt_id).tolist() == [True, False, False, False, False, True]
+
+
+def _bowed_head(eye_cues: float) -> FrameObservations:
+    """One person (id 0) facing the camera, head bowed 30 degrees over her own hands held at her waist, on the
+    ray's image line (pyscenedetect_archive_two_women at half size: the women's eyes, 5-6 px, go unread)."""
+    bowed = np.array([0.0, np.sin(np.radians(30.0)), -np.cos(np.radians(30.0))])
+    return FrameObservations(
+        xyxy=[[0.40, 0.20, 0.60, 0.95]], confidence=[0.9], head_xyxy=[[0.46, 0.20, 0.54, 0.32]],
+        gaze_origin=[[0.50, 0.26]], gaze_dir=[bowed], gaze_conf=[0.8], gaze_source=["face_mesh"],
+        gaze_eye_cues=[eye_cues], tracker_id=[0],
+        hand_xyxy=[[[0.44, 0.62, 0.49, 0.68], [0.51, 0.62, 0.56, 0.68]]],
+    )
+
+
+def test_a_bowed_head_with_unread_eyes_is_not_said_to_look_past_its_own_hands():
+    """Eyes read, a look 30 degrees down is level enough to pass over one's hands (own hands need 40): it
+    lands elsewhere. Eyes unread, the eyes may look up to 15 degrees further down, onto the hands, and the ray
+    crosses them: her own hands."""
+    def targets(eye_cues: float, config: Config) -> list[str]:
+        frames = [_bowed_head(eye_cues) for _ in range(3)]
+        found = associate_targets(frames, 1.0, config, times=np.array([0.0, 0.5, 1.0]), shot_ids=np.zeros(3, int))
+        return [t.gaze_type[0] for t in found]
+    config = Config()
+    assert targets(1.0, config) == ["elsewhere"] * 3
+    assert targets(0.0, config) == ["hands"] * 3  # her own (the only hands there)
+    assert targets(0.0, config.replace(gaze={"unread_eyes_uncertainty_deg": 0.0})) == ["elsewhere"] * 3
