@@ -17,10 +17,12 @@ PERSON_NAME = re.compile(r"\bPerson (\d+)\b")
 
 
 def qa_id_of(video_id: str, candidate: Candidate, fmt: str) -> str:
-    """Stable id: the video, category, question form, format and the events the item cites. The seed
-    (which only changes wording and option order) is left out, so ids survive a re-seed."""
+    """Stable id: the video, category, question form, format and what the cited events say. The seed (which
+    only changes wording and option order) is left out, so ids survive a re-seed; the events' row numbers are
+    left out too, so an item keeps its id (and its place in the per-category sample) when events it does not
+    cite come or go (a changed setting, a rule that drops one)."""
     key = "|".join([video_id, candidate.category, candidate.template, fmt,
-                    ",".join(str(i) for i in candidate.source_event_ids),
+                    ";".join(sorted({e.key for e in candidate.events})),
                     ",".join(str(p) for p in candidate.persons), candidate.key])
     return hashlib.sha1(key.encode()).hexdigest()[:16]
 

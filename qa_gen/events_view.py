@@ -53,6 +53,14 @@ class Event:
     def duration(self) -> float:
         return self.end - self.start
 
+    @property
+    def key(self) -> str:
+        """What the event says (type, times, people, roles, target), not its row number: an event that another
+        event's coming or going renumbers keeps its key, and the items built on it their ids and wording."""
+        target = self.target.key if self.target is not None else None
+        return (f"{self.event_type}@{self.start:.3f}-{self.end:.3f}:{','.join(map(str, self.persons))}"
+                f":{self.initiator}:{self.leader}:{self.follower}:{target}")
+
     def overlaps(self, a: float, b: float) -> bool:
         return self.start < b and a < self.end
 

@@ -39,7 +39,7 @@ def c1_alignment(ctx: VideoContext) -> Iterator[Candidate]:
         lead = gesture.start - gaze.start  # > 0: the gaze starts first
         if 0.25 <= abs(lead) < 1.0:
             continue  # too close to call at the sampling step
-        rng = ctx.rng("C1.order", e.event_id)
+        rng = ctx.rng("C1.order", e.key)
         d = snap(abs(lead), ctx.step)
         wrong_d = d + max(1.0, snap(d, ctx.step))
         gaze_first = lambda x: f"The gaze, about {fmt_seconds(x, ctx.step)} earlier"
@@ -82,7 +82,7 @@ def c2_eye_contact(ctx: VideoContext) -> Iterator[Candidate]:
         if len(contacts) != len(touching) or not contacts:
             continue
         truth = sorted({p for m in contacts for p in m.persons} - {x})
-        rng = ctx.rng("C2.who", g.event_id)
+        rng = ctx.rng("C2.who", g.key)
         wrong = subset_options(others, truth, rng)
         if wrong is None or len(truth) > 2:
             continue
@@ -124,7 +124,7 @@ def c3_gaze_response(ctx: VideoContext) -> Iterator[Candidate]:
                 responders[p] = min(looks, key=_onset)
         if ambiguous:
             continue
-        rng = ctx.rng("C3.response", g.event_id)
+        rng = ctx.rng("C3.response", g.key)
         sa = fmt_time(g.start, ctx.step)
         ws = fmt_time(w, ctx.step)
         facts = [event_sentence(g, ctx.step)]

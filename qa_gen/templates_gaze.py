@@ -55,7 +55,7 @@ def t1_gaze_target(ctx: VideoContext) -> Iterator[Candidate]:
         if e.target is None or e.actor is None or e.duration < ctx.step:
             continue
         a, b, sa, sb = _window(ctx, e)
-        rng = ctx.rng("T1.target", e.event_id)
+        rng = ctx.rng("T1.target", e.key)
         seen = ctx.looked_at(e.actor, a, b)
         correct = target_phrase(e.target, e.actor)
         # one false option of each kind (face, hands, own hands, object, camera) before a second of any
@@ -97,7 +97,7 @@ def t1_gaze_target(ctx: VideoContext) -> Iterator[Candidate]:
             continue  # several people look at it (no single answer), or too few people for real options
         if not ctx.seen_looking_away(others, e.target, a, b):
             continue  # someone else may look at it too, unrecorded: "the one" is not verified
-        rng = ctx.rng("T1.who", e.event_id)
+        rng = ctx.rng("T1.who", e.key)
         correct = person(e.actor)
         distractors = pick_distractors(rng, [], [person(p) for p in others], correct)
         q = choose(rng, ["Who is looking at {t} between {a} and {b} seconds?",
@@ -145,7 +145,7 @@ def t2_gaze_event_type(ctx: VideoContext) -> Iterator[Candidate]:
         a, b, sa, sb = _window(ctx, e)
         if any(_also_fits(ctx, o, e, people, a, b) for o in ctx.overlapping(a, b, T2_TYPES) if o is not e):
             continue  # another interaction of these people in the window: two descriptions would fit
-        rng = ctx.rng("T2.type", e.event_id)
+        rng = ctx.rng("T2.type", e.key)
         correct = GAZE_TYPE_PHRASES[e.event_type]
         distractors = [GAZE_TYPE_PHRASES[t] for t in T2_TYPES if t != e.event_type]
         q = choose(rng, ["Which gaze interaction takes place between {ps} from {a} to {b} seconds?",
@@ -163,7 +163,7 @@ def t3_temporal(ctx: VideoContext) -> Iterator[Candidate]:
     for e in ctx.of_type("mutual_gaze"):
         if len(e.persons) != 2 or e.duration < 1.0 or not ctx.seen_whole(e):
             continue
-        rng = ctx.rng("T3.duration", e.event_id)
+        rng = ctx.rng("T3.duration", e.key)
         same_pair = [o for o in ctx.of_type("mutual_gaze") if o is not e and set(o.persons) == set(e.persons)
                      and abs(o.start - e.start) < 2.0]
         wrong = near_durations(e.duration, ctx.step, rng, minimum=ctx.step, maximum=ctx.duration)
@@ -188,7 +188,7 @@ def t4_mutual_gaze(ctx: VideoContext) -> Iterator[Candidate]:
         if len(e.persons) != 2:
             continue
         a, b, sa, sb = _window(ctx, e)
-        rng = ctx.rng("T4.pair", e.event_id)
+        rng = ctx.rng("T4.pair", e.key)
         present = ctx.presence.present_in(a, b)
         true_pairs = {frozenset(o.persons) for o in ctx.overlapping(a, b, ("mutual_gaze",))}
         if len(true_pairs) > 1:
@@ -208,7 +208,7 @@ def t4_mutual_gaze(ctx: VideoContext) -> Iterator[Candidate]:
             continue
         a, b, sa, sb = _window(ctx, e)
         length = b - a
-        rng = ctx.rng("T4.when", e.event_id)
+        rng = ctx.rng("T4.when", e.key)
         pair_gaze = [o for o in ctx.of_type("mutual_gaze") if set(o.persons) == set(e.persons)]
         starts = []
         k = 0.0
@@ -231,7 +231,7 @@ def t4_mutual_gaze(ctx: VideoContext) -> Iterator[Candidate]:
         yield Candidate("T4", "T4.when", q, correct, distractors,
                         [event_sentence(e, ctx.step),
                          "At the other times listed they are not making eye contact."],
-                        pair_gaze, sorted(set(e.persons)), (0.0, max(b, ctx.duration)), key=f"anchor={e.event_id}")
+                        pair_gaze, sorted(set(e.persons)), (0.0, max(b, ctx.duration)), key=f"anchor={e.key}")
 
 
 def t5_following(ctx: VideoContext) -> Iterator[Candidate]:
@@ -247,7 +247,7 @@ def t5_following(ctx: VideoContext) -> Iterator[Candidate]:
         facts = [event_sentence(e, ctx.step),
                  f"{person(lead)} looks at {tgt} first and {person(follow)} turns to it afterwards."]
         # who looks first
-        rng = ctx.rng("T5.first", e.event_id)
+        rng = ctx.rng("T5.first", e.key)
         others = [p for p in ctx.presence.present_in(a, b, exclude=[lead, follow, e.target.person_id])
                   if e.target.key not in ctx.looked_at(p, a - ctx.response_window, b)]
         correct = person(lead)
@@ -258,7 +258,7 @@ def t5_following(ctx: VideoContext) -> Iterator[Candidate]:
             yield Candidate("T5", "T5.first", q, correct, distractors, facts, [e], sorted({lead, follow}), (a, b),
                             norms=norm)
         # who leads whose gaze
-        rng = ctx.rng("T5.leads", e.event_id)
+        rng = ctx.rng("T5.leads", e.key)
         pool = []
         for x, y in itertools.permutations(ctx.presence.present_in(a, b), 2):
             if (x, y) != (lead, follow) and not ctx.holds(Claim("gaze_following", actor=x, other=y), a, b):
@@ -291,7 +291,7 @@ def t6_group_attention(ctx: VideoContext) -> Iterator[Candidate]:
             continue
         a, b = inner_window(e.start, e.end, ctx.step)
         sa, sb = fmt_time(a, ctx.step), fmt_time(b, ctx.step)
-        rng = ctx.rng("T6.group", e.event_id)
+        rng = ctx.rng("T6.group", e.key)
         related = sorted((o for o in ctx.overlapping(a, b, GROUP_TYPES)
                           if o is not e and ctx.trusted(o) and ctx.inside(o, a, b)),
                          key=lambda o: (o.start, o.event_id))
@@ -339,7 +339,7 @@ def t6_group_attention(ctx: VideoContext) -> Iterator[Candidate]:
         norm = [(NORMS[e.event_type], e.event_id)] if e.event_type in NORMS else []
         yield Candidate("T6", "T6.group", q, correct, distractors, sentences[:4], cited,
                         sorted(set().union(*(people_of(o) for o in cited)) | set(idle)), (a, b),
-                        open_question=open_q, norms=norm, key=f"anchor={e.event_id}", answer_class=e.event_type)
+                        open_question=open_q, norms=norm, key=f"anchor={e.key}", answer_class=e.event_type)
 
 
 GAZE_FAMILIES = (t1_gaze_target, t2_gaze_event_type, t3_temporal, t4_mutual_gaze, t5_following, t6_group_attention)

@@ -37,7 +37,7 @@ def g1_recognition(ctx: VideoContext) -> Iterator[Candidate]:
         # the options are two people and two things where the scene has them, so the kind of the answer
         # is not given away either
         if e.event_type in ("pointing", "reaching"):
-            rng = ctx.rng("G1.target", e.event_id)
+            rng = ctx.rng("G1.target", e.key)
             aimed = ctx.gestured_at(e.actor, a, b)
             present = ctx.presence.present_in(a, b, exclude=[e.actor])
             faces = [Target("person", p) for p in present] + sorted(
@@ -61,7 +61,7 @@ def g1_recognition(ctx: VideoContext) -> Iterator[Candidate]:
                                 [event_sentence(e, ctx.step), f"The target of the gesture is {correct}."],
                                 [e], _named(e), (a, b), norms=_norm(e), answer_class=e.target.kind)
         # who gestures at T
-        rng = ctx.rng("G1.who", e.event_id)
+        rng = ctx.rng("G1.who", e.key)
         others = ctx.presence.present_in(a, b, exclude=[e.actor, e.target.person_id])
         if len(others) < 3 or any(e.target.key in ctx.gestured_at(p, a, b) for p in others):
             continue  # too few people for options that are all people, or no single answer
@@ -88,7 +88,7 @@ def g2_type(ctx: VideoContext) -> Iterator[Candidate]:
                  if o.actor == e.actor}
         if kinds != {e.event_type}:
             continue  # two gesture types at once or back to back: the question would have two answers
-        rng = ctx.rng("G2.type", e.event_id)
+        rng = ctx.rng("G2.type", e.key)
         correct = GESTURE_TYPE_PHRASES[e.event_type]
         distractors = [GESTURE_TYPE_PHRASES[k] for k in GESTURE_TYPES if k != e.event_type]
         # the target is not named: what one points at or hands over would narrow the kind down
@@ -133,7 +133,7 @@ def g3_temporal(ctx: VideoContext) -> Iterator[Candidate]:
     for e in gestures:
         if e.duration < 0.5 or not ctx.seen_whole(e):
             continue
-        rng = ctx.rng("G3.duration", e.event_id)
+        rng = ctx.rng("G3.duration", e.key)
         wrong = near_durations(e.duration, ctx.step, rng, minimum=ctx.step, maximum=ctx.duration)
         same = [o for o in gestures if o is not e and gesture_clause(o) == gesture_clause(e) and abs(o.start - e.start) < 2]
         if wrong is None or same:
@@ -282,7 +282,7 @@ def g6_reciprocal(ctx: VideoContext) -> Iterator[Candidate]:
         kinds = {o.event_type for o in replies}
         if len(kinds) > 1:
             continue
-        rng = ctx.rng("G6.reciprocal", e.event_id)
+        rng = ctx.rng("G6.reciprocal", e.key)
         reply = min(replies, key=lambda o: o.start)
         options = {k: f"{person(b_id)} {RECIPROCAL_OPTIONS[k]} {person(a_id)}" for k in GESTURE_TYPES}
         correct = options[reply.event_type]

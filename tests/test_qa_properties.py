@@ -116,6 +116,29 @@ def test_qa_ids_stable_across_seeds_wording_changes():
     assert a.column("question").to_pylist() != b.column("question").to_pylist()
 
 
+def test_qa_ids_follow_what_the_events_say_not_their_row_numbers():
+    """An event that comes or goes renumbers the events after it (a changed setting, a rule that drops one):
+    the items citing the others keep their ids, and with them their place in the per-category sample. Here
+    every event id moves by 100 (parents too): the same items, the same ids; only source_event_ids follow."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    events, tracks, duration = scene_tables(11, n_people=3, seconds=30.0)
+    moved = events.set_column(events.schema.get_field_index("event_id"), "event_id",
+                              pc.add(events.column("event_id"), 100))
+    parents = [[p + 100 for p in row] for row in events.column("parent_event_ids").to_pylist()]
+    moved = moved.set_column(moved.schema.get_field_index("parent_event_ids"), "parent_event_ids",
+                             pa.array(parents, events.schema.field("parent_event_ids").type))
+    config = QAConfig(formats=("mcq",))
+    a, _ = generate_qa(events, tracks, config, seed=0, clip_duration=duration)
+    b, _ = generate_qa(moved, tracks, config, seed=0, clip_duration=duration)
+    assert a.num_rows > 5
+    assert a.column("qa_id").to_pylist() == b.column("qa_id").to_pylist()
+    assert a.column("question").to_pylist() == b.column("question").to_pylist()
+    assert [[i + 100 for i in ids] for ids in a.column("source_event_ids").to_pylist()] == \
+        b.column("source_event_ids").to_pylist()
+
+
 def test_letters_balanced_over_corpus():
     letters: Counter = Counter()
     for seed in range(30):
