@@ -27,6 +27,16 @@ def qa_id_of(video_id: str, candidate: Candidate, fmt: str) -> str:
     return hashlib.sha1(key.encode()).hexdigest()[:16]
 
 
+def unit_qa_id(qa_id: str, unit_start: float) -> str:
+    """The id of an item of the unit that starts ``unit_start`` seconds into the video. Units count times from
+    their own start, so a scene shown twice (a clip, a cutaway, the clip again) asks the same questions in two
+    units; where each unit lies keeps their ids apart. The first unit (from 0 s) keeps the clip's own ids, so a
+    video in one unit has exactly the items and ids of whole-clip generation."""
+    if unit_start <= 0.0:
+        return qa_id
+    return hashlib.sha1(f"{qa_id}|unit@{unit_start:.3f}".encode()).hexdigest()[:16]
+
+
 def named_persons(texts: Sequence[str]) -> set[int]:
     """Every N in "Person N" across ``texts``."""
     return {int(m) for text in texts for m in PERSON_NAME.findall(text)}

@@ -8,7 +8,7 @@ import pyarrow as pa
 
 from qa_gen.config import QAConfig
 from pipeline.schema import QA_SCHEMA, empty_table, table_from_rows
-from qa_gen.assemble import build_row
+from qa_gen.assemble import build_row, unit_qa_id
 from qa_gen.balance import balance_answer_classes
 from qa_gen.candidate import Candidate
 from qa_gen.categories import CATEGORIES, FORMATS
@@ -139,6 +139,8 @@ def generate_qa(events: pa.Table, tracks: pa.Table, config: QAConfig, seed: int,
                 drops["crosses_unit_boundary"] += sum(cites)
                 qa = qa.filter(pa.array([not c for c in cites]))
         n = qa.num_rows
+        ids = [unit_qa_id(q, unit.start) for q in qa.column("qa_id").to_pylist()]
+        qa = qa.set_column(qa.schema.get_field_index("qa_id"), QA_SCHEMA.field("qa_id"), pa.array(ids, pa.string()))
         for name, value, kind in (("unit_id", unit.unit_id, pa.int32()), ("unit_start", unit.start, pa.float64()),
                                   ("unit_end", unit.end, pa.float64())):
             qa = qa.set_column(qa.schema.get_field_index(name), QA_SCHEMA.field(name), pa.array([value] * n, kind))

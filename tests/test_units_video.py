@@ -173,6 +173,10 @@ def _decode(path: Path) -> list[np.ndarray]:
 
 
 def test_grasp_bench_writes_one_labelled_clip_per_unit_starting_at_the_unit(film):
+    # the kitchen is shown twice, so two units ask the same questions at the same unit times: their ids differ
+    # (one json file per item, none overwritten)
+    ids = OutputStore(film["out"]).read_video_table("qa", VIDEO_ID).column("qa_id").to_pylist()
+    assert len(ids) == len(set(ids)) > 0
     dest = film["root"] / "bench"
     summary = export(film["out"], "grasp-bench", str(dest), videos={VIDEO_ID: str(film["path"])})
     units = {u["unit_id"]: u for u in film["units"]}
