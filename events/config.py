@@ -51,8 +51,9 @@ class EventConfig:
     # a gesture (pointing, reaching, showing, giving) must also be seen on at least this many sampling
     # instants, as a look must (min_look_samples): at 2 fps one instant stands for a half-second claim and
     # the counts, durations and orderings built on it. The kitchen loop's one false point (a hand holding a
-    # bowl, score 0.53, one frame of 122) made five QA items; every annotated point spans 2+ samples
-    # (benchmarks/README.md, "One instant is no gesture"). At 5 fps and up the seconds above decide.
+    # bowl, score 0.53, one frame of 122) made seven QA items, six of them wrong; every pointing event on the
+    # truth clips spans 2+ samples (benchmarks/README.md, "One instant is no gesture"). At 5 fps and up the
+    # seconds above decide.
     min_gesture_samples: int = 2
     cross_adjacent_seconds: float = 3.0
     gaze_follows_gesture_window_seconds: float = 3.0
