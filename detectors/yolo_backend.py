@@ -54,21 +54,24 @@ class YoloPoseDetector:
             batch = frames[start : start + batch_size]
             reads = self._observe(batch, self.config.yolo_input_size, self._candidate_conf())
             boxes = [_boxes(r) for r in reads]
-            heights = np.concatenate([h[c >= self.config.person_conf] for c, h in boxes])
-            crowd = len(heights) and float(np.median(heights)) < self.config.small_person_height
-            if crowd:
-                reads = self._observe(batch, self.config.yolo_small_people_input_size)
+            # each frame is judged on its own people, never on its batch's (which frames share a batch depends
+            # on the batch size and the clip's length, and must not change what a frame shows): a crowd of small
+            # people is read whole at the larger input
+            crowd = [k for k, (c, h) in enumerate(boxes) if np.any(c >= self.config.person_conf)
+                     and float(np.median(h[c >= self.config.person_conf])) < self.config.small_person_height]
             # frames where a faint small person stands among large ones (who keep the median up), and
-            # frames where nobody was found at all (a far crowd may leave not even a faint candidate):
+            # frames where nobody was found at all (a far crowd may leave not even a faint candidate)
+            faint = [k for k, (c, h) in enumerate(boxes) if k not in crowd and (
+                np.any((h < self.config.small_person_height) & (c >= self.config.small_candidate_conf))
+                or (self.config.small_people_when_empty and not np.any(c >= self.config.person_conf)))]
             # one larger-input call for all of them
-            faint = [] if crowd else [k for k, (c, h) in enumerate(boxes)
-                                      if np.any((h < self.config.small_person_height) & (c >= self.config.small_candidate_conf))
-                                      or (self.config.small_people_when_empty and not np.any(c >= self.config.person_conf))]
-            larger = dict(zip(faint, self._observe([batch[k] for k in faint], self.config.yolo_small_people_input_size))) if faint else {}
+            again = crowd + faint
+            larger = dict(zip(again, self._observe([batch[k] for k in again], self.config.yolo_small_people_input_size))) if again else {}
+            reads = [larger[k] if k in crowd else r for k, r in enumerate(reads)]
             found = []
             for k, observations in enumerate(reads):
                 observations = observations[observations.confidence >= self.config.person_conf]
-                if k in larger:
+                if k in faint:
                     # small people from the larger input; large ones keep their usual-input boxes (a
                     # large person's box differs between sizes, which broke their track)
                     observations = with_small_people(observations, larger[k], self.config.small_person_height)
@@ -135,12 +138,11 @@ class YoloPoseDetector:
         return found
 
     def _detect_crops(self, crops: list[np.ndarray]) -> list[FrameObservations]:
-        """People in each crop, normalised to the crop, down to ``pair_split_conf``."""
-        found = []
-        for start in range(0, len(crops), max(1, int(self.config.batch_size))):
-            part = crops[start : start + max(1, int(self.config.batch_size))]
-            found += self._observe(part, self.config.pair_split_input_size, self.config.pair_split_conf)
-        return found
+        """People in each crop, normalised to the crop, down to ``pair_split_conf``. One crop per call: crops
+        of other sizes in the same call (from other frames of the batch) changed a crop's read, so a frame's
+        people depended on which frames shared its batch (the batch size, the clip's length)."""
+        return [self._observe([crop], self.config.pair_split_input_size, self.config.pair_split_conf)[0]
+                for crop in crops]
 
     def _candidate_conf(self) -> float:
         return min(self.config.small_candidate_conf, self.config.person_conf)

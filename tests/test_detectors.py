@@ -510,3 +510,26 @@ def test_a_bowed_head_beside_a_frontal_face_is_read_from_its_own_face(media_dir)
     assert box[0] <= obs.gaze_origin[c, 0] <= box[2] and box[1] <= obs.gaze_origin[c, 1] <= box[3]
     assert obs.gaze_dir[c, 0] < -0.2 and obs.gaze_dir[c, 1] > 0.4
     assert np.hypot(*(obs.gaze_origin[c] - obs.gaze_origin[d])) > 0.05
+
+
+@pytest.mark.slow
+def test_a_frame_reads_the_same_people_whatever_shares_its_batch(media_dir, tmp_path):
+    """A frame's people must not depend on which frames share its detection batch (the batch size, the clip's
+    length, a segment boundary). tvhid_highfive_0018, a cutaway and the replay (bench_cutaways' edit): the
+    pair-split crops of a batch's frames were read together, and a crop's read changed with the other crops'
+    sizes, so the replay's small background woman at 6.5 s was found only when the film's last frame shared
+    her batch. Each frame's own read is now the same in any batch."""
+    from benchmarks.bench_cutaways import build_edit
+    from pipeline.video import iter_frames
+
+    path = tmp_path / "cutaway.mp4"
+    build_edit(media_dir, "tvhid_highfive_0018.avi", "plain", path)
+    frames = [f.image for f in iter_frames(str(path), 2.0, MAX_SIDE, sample_end=True)][8:]
+    config = Config()
+    with closing(detector_for(config)) as detector:
+        together = detector.detect(frames)
+        alone = [detector.detect([frame])[0] for frame in frames]
+    assert config.detector.batch_size >= len(frames) > 1
+    for k, (a, b) in enumerate(zip(together, alone)):
+        assert np.array_equal(a.xyxy, b.xyxy) and np.array_equal(a.confidence, b.confidence), k
+        assert np.array_equal(a.gaze_dir, b.gaze_dir, equal_nan=True), k
