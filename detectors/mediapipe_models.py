@@ -27,6 +27,14 @@ MESH_MAX_FACES = 3
 
 
 MIN_FACE_SHARE = 0.015  # faces narrower than this share of the frame's longest side cannot carry gaze
+HEAD_WIDTH_PER_FACE_WIDTH = 1.2  # Face.head_box widens the brows-to-chin box by 0.1 of its width each side
+
+
+def head_carries_gaze(head_width: float, frame_width: int, frame_height: int) -> bool:
+    """Is a head this wide (pixels) large enough for anyone to tell where it looks: its face at least
+    MIN_FACE_SHARE of the frame's longest side? A share, not pixels, so a resized copy of a clip decides
+    alike."""
+    return head_width >= HEAD_WIDTH_PER_FACE_WIDTH * MIN_FACE_SHARE * max(frame_width, frame_height)
 
 # A MediaPipe solution is never garbage collected (its graph's output callback holds it) and its graph
 # runs native threads: one left open until the interpreter tears its libraries down can crash the process

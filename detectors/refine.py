@@ -13,7 +13,7 @@ import numpy as np
 from detectors.gaze import GazeEstimate, gaze_from_face_mesh, gaze_from_keypoints
 from detectors.hands import arm_raised, index_ray, open_palm_score, pointing_score
 from detectors.keypoints import ARMS, hand_boxes_from_arm, head_box, visible
-from detectors.mediapipe_models import Face, MediaPipeModels
+from detectors.mediapipe_models import Face, MediaPipeModels, head_carries_gaze
 from detectors.mirror import flipped_boxes, flipped_gaze, flipped_hand, merged_gaze_reads, merged_hand_reads
 from detectors.observation import (GAZE_SOURCE_FACE_MESH, GAZE_SOURCE_KEYPOINTS, LEFT_EYE, LEFT_HIP, NOSE, RIGHT_EYE,
                                    RIGHT_HIP, FrameObservations)
@@ -107,6 +107,10 @@ class PersonRefiner:
                 obs.gaze_conf[i] = estimate.confidence
                 obs.gaze_eye_cues[i] = estimate.eye_cues
                 return
+        # A head too small to show its face (a walker far off, seen from above) carries no gaze: its few face
+        # keypoints cannot say whom it looks at, nor can a person checking the frame.
+        if not (np.isfinite(head).all() and head_carries_gaze(head[2] - head[0], width, height)):
+            return
         # No usable face: which way the head and shoulders face (pixels keep the geometry isotropic).
         origin, direction, confidence = gaze_from_keypoints(keypoints[None])
         if confidence[0] > 0:

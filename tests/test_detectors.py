@@ -533,3 +533,30 @@ def test_a_frame_reads_the_same_people_whatever_shares_its_batch(media_dir, tmp_
     for k, (a, b) in enumerate(zip(together, alone)):
         assert np.array_equal(a.xyxy, b.xyxy) and np.array_equal(a.confidence, b.confidence), k
         assert np.array_equal(a.gaze_dir, b.gaze_dir, equal_nan=True), k
+
+
+def test_a_face_too_small_to_show_where_it_looks_carries_no_gaze():
+    from detectors.mediapipe_models import MIN_FACE_SHARE, head_carries_gaze
+
+    # the rule is a share of the frame: a clip and its half-size copy decide alike
+    for scale in (1.0, 0.5):
+        width, height = round(768 * scale), round(576 * scale)
+        limit = 1.2 * MIN_FACE_SHARE * 768 * scale  # a head 1.2 face widths wide
+        assert head_carries_gaze(limit * 1.01, width, height) and not head_carries_gaze(limit * 0.99, width, height)
+    assert head_carries_gaze(40, 1920, 1080)  # mmaction2_hug_lab's B, read from keypoints (the truth's rows)
+    assert not head_carries_gaze(9, 768, 576)  # an opencv_vtest walker seen from above
+
+
+@pytest.mark.slow
+def test_far_walkers_get_no_gaze_and_no_gaze_target(media_dir):
+    """opencv_vtest at 19.0 and 49.0 s: walkers whose heads are 8-12 px of a 768 px frame, seen from above and
+    behind. Their face keypoints used to give a looking direction, and three seconds of "Person 6 looks at
+    Person 10" (a man walking behind another) became QA items no one can check against the frames. Now they
+    carry no gaze; they are still found and boxed."""
+    frames = decode(media_dir / "opencv_vtest.avi", [190, 490])
+    observations = detect_once(Config(), frames)
+    check_contract(observations, len(frames))
+    assert all(len(obs) >= 3 for obs in observations), [len(obs) for obs in observations]
+    for obs in observations:
+        assert not np.isfinite(obs.gaze_dir).any(), obs.gaze_source
+        assert set(obs.gaze_source.tolist()) == {""}

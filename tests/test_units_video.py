@@ -252,15 +252,10 @@ def test_a_long_single_shot_video_is_split_at_quiet_points(tmp_path, media_dir):
     units = status["units"]
     assert len(units) >= 2 and all(20 <= u["end"] - u["start"] <= 40 for u in units)
     assert all(u["shot_ids"] == [0] for u in units)
-    events = OutputStore(str(out)).read_video_table("events", "opencv_vtest")
-    spans = list(zip(events.column("start_time").to_pylist(), events.column("end_time").to_pylist()))
-    for unit in units[1:]:  # no event is cut where a quiet instant was near
-        cut = unit["start"]
-        if any(not any(a < t < b for a, b in spans) for t in np.arange(cut - 10, cut + 10.01, 0.5)):
-            assert not any(a < cut < b for a, b in spans), (cut, spans)
-    qa = OutputStore(str(out)).read_video_table("qa", "opencv_vtest")
-    for row in qa.to_pylist():
-        assert 0 <= row["time_range"][0] <= row["time_range"][1] <= row["unit_end"] - row["unit_start"] + 1e-6
+    # its walkers' heads are 8-12 px: too small to show where they look, so no gaze, no event, no item
+    # (tests/test_units.py cuts busy shots where no event is in progress, on synthetic events)
+    assert OutputStore(str(out)).read_video_table("events", "opencv_vtest").num_rows == 0
+    assert OutputStore(str(out)).read_video_table("qa", "opencv_vtest").num_rows == 0
 
 
 def test_the_timeline_puts_items_back_in_video_time(film):
