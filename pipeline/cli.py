@@ -152,7 +152,7 @@ def run(
     executor: Optional[Executor] = typer.Option(None, help="local = in this process; ray = a pool of Ray actors (a local Ray instance started on demand, or --ray-address). auto = local for one video, Ray for more. \\[default: auto]"),
     ray_address: Optional[str] = typer.Option(None, help="Join this Ray cluster (e.g. auto, or ray://host:10001) instead of starting a local instance."),
     workers: Optional[int] = typer.Option(None, min=1, help="Perception actors (Ray) \\[default: one per CPU core]."),
-    gpus_per_worker: Optional[float] = typer.Option(None, min=0.0, help="Fraction of a GPU per perception actor, e.g. 0.25 runs four per GPU \\[default: 0]."),
+    gpus_per_worker: Optional[float] = typer.Option(None, min=0.0, help="Fraction of a GPU per perception actor, e.g. 0.25 runs four per GPU \\[default: an even share of the GPUs on a one-node cluster (unless --device cpu), none on several nodes]."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Redo every stage of every input, even where OUT already has its tables (also tables recomputed by `socialtrace events` / `qa`)."),
     config_file: Optional[Path] = typer.Option(None, "--config", help="YAML/JSON file with config overrides, nested by section (see pipeline/config.py)."),
     seed: Optional[int] = typer.Option(None, help="Seed for QA template and option order \\[default: 0]."),

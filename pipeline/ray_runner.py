@@ -250,6 +250,11 @@ def plan_pool(config: Config, n_clips: int, cluster_cpus: float, cluster_gpus: f
 
     Spare cores go to intra-op threads (1 worker on 2 cores runs 2 threads), but never more than one
     node has, since an actor cannot span nodes; more workers than cores share them (fractional CPUs).
+
+    A Ray actor sees a GPU only when it asks for a share of one. With ``gpus_per_worker`` 0 on a one-node
+    cluster that has GPUs (a GPU workstation: the local instance), the actors share them evenly unless
+    ``detector.device`` is cpu; on several nodes (some may have none) the share must be asked for
+    (``--gpus-per-worker``), and a warning says the GPUs stay idle.
     """
     gpus = config.run.gpus_per_worker
     if gpus < 0:
@@ -257,6 +262,14 @@ def plan_pool(config: Config, n_clips: int, cluster_cpus: float, cluster_gpus: f
     if config.run.workers < 0:
         raise ValueError(f"run.workers must be >= 0 (0 = one per CPU), got {config.run.workers}")
     workers = config.run.workers or max(1, int(cluster_cpus))
+    wants_gpu = (config.detector.device or "auto").strip().lower() != "cpu"
+    if gpus == 0 and cluster_gpus > 0 and wants_gpu:
+        if cluster_cpus <= largest_node_cpus + 1e-9:
+            shared_by = max(1, min(workers, n_clips))
+            gpus = math.floor(cluster_gpus / shared_by * 1e4) / 1e4
+        else:
+            log.warning("the Ray cluster has %g GPU(s) but --gpus-per-worker is 0: perception runs on CPUs only "
+                        "(e.g. --gpus-per-worker 0.125 shares each GPU among 8 actors)", cluster_gpus)
     if gpus > 0:
         if cluster_gpus < gpus:
             raise ValueError(f"--gpus-per-worker {gpus} but the Ray cluster has {cluster_gpus:g} GPU(s)")
