@@ -243,8 +243,13 @@ class PoolPlan:
     gpus_per_worker: float
 
 
+# GPU memory one perception actor holds: 16 actors on one H100 held 37.4 GB together (CUDA context, cuDNN,
+# YOLO at batch 32; benchmarks/README.md "GPU path")
+GPU_BYTES_PER_ACTOR = 2.5e9
+
+
 def plan_pool(config: Config, n_clips: int, cluster_cpus: float, cluster_gpus: float,
-              largest_node_cpus: float) -> PoolPlan:
+              largest_node_cpus: float, gpu_free_bytes: Optional[float] = None) -> PoolPlan:
     """Size the actor pool: ``config.run.workers`` (0 = one per CPU), capped by GPUs and by the clips
     (``n_clips`` counts units of perception: a long video's segments run in parallel).
 
@@ -253,8 +258,9 @@ def plan_pool(config: Config, n_clips: int, cluster_cpus: float, cluster_gpus: f
 
     A Ray actor sees a GPU only when it asks for a share of one. With ``gpus_per_worker`` 0 on a one-node
     cluster that has GPUs (a GPU workstation: the local instance), the actors share them evenly unless
-    ``detector.device`` is cpu; on several nodes (some may have none) the share must be asked for
-    (``--gpus-per-worker``), and a warning says the GPUs stay idle.
+    ``detector.device`` is cpu, when ``gpu_free_bytes`` (free GPU memory of that node, None = unknown) holds
+    GPU_BYTES_PER_ACTOR for each of them; otherwise (several nodes, some of which may have no GPU, or too
+    little memory) the share must be asked for (``--gpus-per-worker``), and a warning says the GPUs stay idle.
     """
     gpus = config.run.gpus_per_worker
     if gpus < 0:
@@ -264,12 +270,18 @@ def plan_pool(config: Config, n_clips: int, cluster_cpus: float, cluster_gpus: f
     workers = config.run.workers or max(1, int(cluster_cpus))
     wants_gpu = (config.detector.device or "auto").strip().lower() != "cpu"
     if gpus == 0 and cluster_gpus > 0 and wants_gpu:
-        if cluster_cpus <= largest_node_cpus + 1e-9:
-            shared_by = max(1, min(workers, n_clips))
-            gpus = math.floor(cluster_gpus / shared_by * 1e4) / 1e4
+        shared_by = max(1, min(workers, n_clips))
+        idle = None
+        if cluster_cpus > largest_node_cpus + 1e-9:
+            idle = "on several nodes"
+        elif gpu_free_bytes is None or gpu_free_bytes < shared_by * GPU_BYTES_PER_ACTOR:
+            idle = (f"{shared_by} actors need about {shared_by * GPU_BYTES_PER_ACTOR / 1e9:.0f} GB of GPU memory, "
+                    + ("free memory unknown" if gpu_free_bytes is None else f"{gpu_free_bytes / 1e9:.0f} GB free"))
+        if idle:
+            log.warning("the Ray cluster has %g GPU(s) but --gpus-per-worker is 0 (%s): perception runs on CPUs "
+                        "only; e.g. --workers 8 --gpus-per-worker 0.125 shares a GPU among 8 actors", cluster_gpus, idle)
         else:
-            log.warning("the Ray cluster has %g GPU(s) but --gpus-per-worker is 0: perception runs on CPUs only "
-                        "(e.g. --gpus-per-worker 0.125 shares each GPU among 8 actors)", cluster_gpus)
+            gpus = math.floor(cluster_gpus / shared_by * 1e4) / 1e4
     if gpus > 0:
         if cluster_gpus < gpus:
             raise ValueError(f"--gpus-per-worker {gpus} but the Ray cluster has {cluster_gpus:g} GPU(s)")
@@ -313,6 +325,22 @@ def _connect(ray_address: Optional[str]) -> bool:
     return True
 
 
+def _local_gpu_free_bytes() -> Optional[float]:
+    """Free memory of this machine's GPUs (the smallest times their count), read through NVML (no CUDA
+    context is made); None when unknown."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]
+            return float(min(pynvml.nvmlDeviceGetMemoryInfo(h).free for h in handles) * len(handles)) if handles else None
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:  # no driver, no NVML: the share is not given unasked
+        return None
+
+
 def _cluster_shape() -> tuple[float, float, float]:
     import ray
 
@@ -344,8 +372,10 @@ def iter_ray(todo: list[InputVideo], config: Config, out_uri: str,
     connected = _connect(ray_address)
     try:
         cpus, gpus, node_cpus = _cluster_shape()
+        # the driver shares a node with the actors unless it is a Ray Client
+        gpu_free = _local_gpu_free_bytes() if gpus > 0 and not (ray_address or "").startswith("ray://") else None
         pool = plan_pool(config, _units_of_work(todo, config, config.run.workers or int(cpus)), cpus, gpus,
-                         node_cpus)
+                         node_cpus, gpu_free)
         log.info("Ray: %d perception actor(s), %g CPU / %d thread(s) / %g GPU each", pool.workers,
                  pool.cpus_per_worker, pool.threads_per_worker, pool.gpus_per_worker)
         yield from _Scheduler(todo, config, out_uri, pool, quiet=quiet, on_segment=on_segment).run()

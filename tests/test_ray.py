@@ -104,18 +104,22 @@ def test_the_actors_of_a_gpu_workstation_share_its_gpu_unasked(caplog):
     """A Ray actor sees a GPU only when it asks for a share: without one, `--device auto` on a one-GPU machine
     ran every actor's YOLO on the CPU while the GPU idled."""
     config = Config()
-    shared = plan_pool(config, 100, 16, 1, 16)  # one node: 16 cores, 1 GPU
+    h100 = 80e9  # free bytes
+    shared = plan_pool(config, 100, 16, 1, 16, h100)  # one node: 16 cores, 1 GPU
     assert (shared.workers, shared.threads_per_worker) == (16, 1)
     assert shared.gpus_per_worker == pytest.approx(1 / 16) and shared.workers * shared.gpus_per_worker <= 1
-    few = plan_pool(config, 3, 16, 2, 16)  # three clips: three actors share the two GPUs
+    few = plan_pool(config, 3, 16, 2, 16, 2 * 16e9)  # three clips: three actors share the two GPUs
     assert few.workers == 3 and few.workers * few.gpus_per_worker <= 2 and few.gpus_per_worker > 0.6
-    assert plan_pool(config.replace(detector={"device": "cpu"}), 100, 16, 1, 16).gpus_per_worker == 0
-    assert plan_pool(config.replace(run={"gpus_per_worker": 0.25}), 100, 16, 1, 16).workers == 4  # as asked
-    # several nodes: which of them hold the GPUs is Ray's to know; the share must be asked for
-    with caplog.at_level(logging.WARNING, logger="socialtrace"):
-        cluster = plan_pool(config, 100, 32, 1, 16)
-    assert cluster.gpus_per_worker == 0 and cluster.workers == 32
-    assert "--gpus-per-worker is 0" in caplog.text
+    assert plan_pool(config.replace(detector={"device": "cpu"}), 100, 16, 1, 16, h100).gpus_per_worker == 0
+    assert plan_pool(config.replace(run={"gpus_per_worker": 0.25}), 100, 16, 1, 16, h100).workers == 4  # as asked
+    # the share must be asked for where it might not fit: several nodes (which of them hold the GPUs is Ray's
+    # to know), a GPU too small for every actor's CUDA context, free memory unknown
+    for cpus, free in ((32, h100), (16, 12e9), (16, None)):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="socialtrace"):
+            alone = plan_pool(config, 100, cpus, 1, 16, free)
+        assert alone.gpus_per_worker == 0 and alone.workers == cpus
+        assert "--gpus-per-worker is 0" in caplog.text
 
 
 # --- real runs on the shared clips ---------------------------------------------------------------
