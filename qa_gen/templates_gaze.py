@@ -302,11 +302,14 @@ def t6_group_attention(ctx: VideoContext) -> Iterator[Candidate]:
         present = ctx.presence.present_in(a, b)
         active = set().union(*(people_of(o) for o in [e] + related))
         idle = [p for p in present if p not in active]
+        # "takes no part" is a claim about where someone looks: only of those seen looking away from the
+        # target all the while (a teacher whose eyes cannot be read may be watching the same child)
+        away = [p for p in idle if e.target is not None and ctx.seen_looking_away([p], e.target, a, b)]
         told = sorted(cited, key=lambda o: (instant_of(o) if instant_of(o) is not None else max(o.start, a), o.event_id))
         sentences = [event_sentence(o, ctx.step, (a, b)) for o in told]
-        if idle:
-            sentences.append(f"{persons_list(idle)} take{'s' if len(idle) == 1 else ''} no part in it.")
-        elif len(sentences) < 2:
+        if away:
+            sentences.append(f"{persons_list(away)} take{'s' if len(away) == 1 else ''} no part in it.")
+        elif not idle and len(sentences) < 2:
             sentences.append(f"Everyone present ({persons_list(present)}) takes part.")
         correct = claim.text()
         group = frozenset(e.persons) if e.event_type != "gaze_following" else frozenset({e.leader, e.follower})
@@ -338,7 +341,7 @@ def t6_group_attention(ctx: VideoContext) -> Iterator[Candidate]:
                               "How does the group's attention develop between {a} and {b} seconds?"], a=sa, b=sb)
         norm = [(NORMS[e.event_type], e.event_id)] if e.event_type in NORMS else []
         yield Candidate("T6", "T6.group", q, correct, distractors, sentences[:4], cited,
-                        sorted(set().union(*(people_of(o) for o in cited)) | set(idle)), (a, b),
+                        sorted(set().union(*(people_of(o) for o in cited)) | set(away)), (a, b),
                         open_question=open_q, norms=norm, key=f"anchor={e.key}", answer_class=e.event_type)
 
 
