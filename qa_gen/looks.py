@@ -74,7 +74,7 @@ class LookGeometry:
         row = min(rows, key=lambda r: abs(r[0] - t))
         if target.kind == "person":
             return [] if row[3] is None else [row[3]]
-        return list(row[4])
+        return list(row[4]) or None  # hands not boxed on a person in view: they could be anywhere near
 
     def may_look_at(self, pid: int, target: Target, a: float, b: float, margin_deg: float,
                     tolerance: float) -> bool:

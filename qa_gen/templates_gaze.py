@@ -193,8 +193,11 @@ def t4_mutual_gaze(ctx: VideoContext) -> Iterator[Candidate]:
         true_pairs = {frozenset(o.persons) for o in ctx.overlapping(a, b, ("mutual_gaze",))}
         if len(true_pairs) > 1:
             continue
+        # a pair is a false option only when one of them is seen looking away from the other: where neither
+        # look is read, they may be in eye contact unrecorded, and the question would have two answers
         false_pairs = [persons_list(p) for p in itertools.combinations(present, 2)
-                       if frozenset(p) not in true_pairs and not ctx.face_to_face(*p, a, b)]
+                       if frozenset(p) not in true_pairs and not ctx.face_to_face(*p, a, b)
+                       and _one_looks_away(ctx, *p, a, b)]
         correct = persons_list(e.persons)
         distractors = pick_distractors(rng, [], false_pairs, correct)  # pairs only: a "nobody" is never right
         q = choose(rng, ["Which two people make eye contact between {a} and {b} seconds?",
@@ -215,6 +218,7 @@ def t4_mutual_gaze(ctx: VideoContext) -> Iterator[Candidate]:
         while k + length <= ctx.duration + 1e-9:
             clear = all(not o.overlaps(k - 0.5, k + length + 0.5) for o in pair_gaze)
             clear = clear and not ctx.face_to_face(*e.persons, k, k + length)
+            clear = clear and _one_looks_away(ctx, *e.persons, k, k + length)  # "not making eye contact" seen
             if clear and all(ctx.presence.present(p, k, k + length) for p in e.persons):
                 starts.append(k)
             k += ctx.step
@@ -234,6 +238,12 @@ def t4_mutual_gaze(ctx: VideoContext) -> Iterator[Candidate]:
                         pair_gaze, sorted(set(e.persons)), (0.0, max(b, ctx.duration)), key=f"anchor={e.key}")
 
 
+def _one_looks_away(ctx: VideoContext, p: int, q: int, a: float, b: float) -> bool:
+    """Is ``p`` or ``q`` seen looking away from the other at every sample of [a, b]: no eye contact there?"""
+    return (ctx.seen_looking_away([p], Target("person", q), a, b)
+            or ctx.seen_looking_away([q], Target("person", p), a, b))
+
+
 def t5_following(ctx: VideoContext) -> Iterator[Candidate]:
     for e in ctx.of_type("gaze_following"):
         if e.leader is None or e.follower is None or e.target is None:
@@ -248,11 +258,13 @@ def t5_following(ctx: VideoContext) -> Iterator[Candidate]:
                  f"{person(lead)} looks at {tgt} first and {person(follow)} turns to it afterwards."]
         # who looks first
         rng = ctx.rng("T5.first", e.key)
-        others = [p for p in ctx.presence.present_in(a, b, exclude=[lead, follow, e.target.person_id])
-                  if e.target.key not in ctx.looked_at(p, a - ctx.response_window, b)]
+        bystanders = ctx.presence.present_in(a, b, exclude=[lead, follow, e.target.person_id])
+        others = [p for p in bystanders if e.target.key not in ctx.looked_at(p, a - ctx.response_window, b)]
         correct = person(lead)
         distractors = pick_distractors(rng, [person(follow)], [person(p) for p in others], correct)
-        if len(distractors) == 3:  # only people as options: a filler ("nobody") would never be the answer
+        # "first" holds only if no bystander looked at it unrecorded: each is seen looking away (as T1 "who")
+        if len(distractors) == 3 and ctx.seen_looking_away(bystanders, e.target, a, b):
+            # only people as options: a filler ("nobody") would never be the answer
             q = choose(rng, ["Who looks at {t} first, between {a} and {b} seconds?",
                              "Between {a} and {b} seconds, who is the first to look at {t}?"], t=tgt, a=sa, b=sb)
             yield Candidate("T5", "T5.first", q, correct, distractors, facts, [e], sorted({lead, follow}), (a, b),

@@ -11,7 +11,7 @@ import pytest
 from pipeline.config import QAConfig
 from pipeline.schema import EVENTS_SCHEMA, QA_SCHEMA, TRACKS_SCHEMA, table_from_rows
 from qa_gen import CATEGORIES, generate_qa
-from tests.test_qa_synthetic import scene_tables
+from tests.test_qa_synthetic import ASPECT, scene_tables
 
 STEP = 0.5
 GAZE_PHRASE = {"mutual_gaze": "Eye contact", "joint_attention": "Shared attention on one thing",
@@ -214,7 +214,7 @@ def _check_corpus(seeds, formats) -> set[str]:
     for seed in seeds:
         events, tracks, duration = scene_tables(seed)
         by_id = {e["event_id"]: e for e in events.to_pylist()}
-        qa, _ = generate_qa(events, tracks, QAConfig(formats=formats), seed=seed, clip_duration=duration)
+        qa, _ = generate_qa(events, tracks, QAConfig(formats=formats), seed=seed, clip_duration=duration, aspect=ASPECT)
         assert qa.schema.equals(QA_SCHEMA)
         for item in qa.to_pylist():
             cited = [by_id[i] for i in item["source_event_ids"]]
@@ -239,7 +239,7 @@ def test_all_16_categories_as_mcq_with_right_answers():
 
 def test_both_formats_emitted_when_asked():
     events, tracks, duration = scene_tables(0)
-    qa, _ = generate_qa(events, tracks, QAConfig(formats=("mcq", "open_ended")), seed=0, clip_duration=duration)
+    qa, _ = generate_qa(events, tracks, QAConfig(formats=("mcq", "open_ended")), seed=0, clip_duration=duration, aspect=ASPECT)
     formats = {(r["category"], r["format"]) for r in qa.to_pylist()}
     assert {f for _, f in formats} == {"mcq", "open_ended"}
     assert ("T1", "open_ended") in formats and ("C4", "mcq") in formats
@@ -322,7 +322,7 @@ def test_known_scene_answers():
 
 def test_natural_wording_and_time_grid():
     events, tracks, duration = scene_tables(2)
-    qa, _ = generate_qa(events, tracks, QAConfig(), seed=0, clip_duration=duration)
+    qa, _ = generate_qa(events, tracks, QAConfig(), seed=0, clip_duration=duration, aspect=ASPECT)
     for item in qa.to_pylist():
         text = " ".join([item["question"], item["answer_text"], *item["options"]])
         assert "_" not in text, text  # no internal names such as mutual_gaze
@@ -378,7 +378,7 @@ def test_from_the_real_events_stage_on_a_scripted_scenario():
     by_id = {e["event_id"]: e for e in events.to_pylist()}
     for formats in ((), ("mcq",)):
         seen = set()
-        qa, drops = generate_qa(events, tracks, QAConfig(formats=formats), seed=0, clip_duration=20.0)
+        qa, drops = generate_qa(events, tracks, QAConfig(formats=formats), seed=0, clip_duration=20.0, aspect=1.0)  # the scenario draws a square frame
         for item in qa.to_pylist():
             cited = [by_id[i] for i in item["source_event_ids"]]
             (rederive_mcq(item, cited, by_id) if item["format"] == "mcq" else check_open(item, cited))

@@ -16,7 +16,7 @@ from qa_gen.events_view import Presence
 from qa_gen.context import contradicts
 from qa_gen.events_view import read_events
 from qa_gen.generate import build_context
-from tests.test_qa_synthetic import scene_tables
+from tests.test_qa_synthetic import ASPECT, scene_tables
 
 scenes = st.tuples(
     st.integers(min_value=0, max_value=10_000),  # scene seed
@@ -30,7 +30,7 @@ scenes = st.tuples(
 def _generate(scene_seed, n_people, seconds, qa_seed, formats):
     events, tracks, duration = scene_tables(scene_seed, n_people=n_people, seconds=seconds)
     config = QAConfig(formats=formats)
-    qa, drops = generate_qa(events, tracks, config, seed=qa_seed, clip_duration=duration)
+    qa, drops = generate_qa(events, tracks, config, seed=qa_seed, clip_duration=duration, aspect=ASPECT)
     return events, tracks, duration, config, qa, drops
 
 
@@ -110,8 +110,8 @@ def test_same_seed_same_table_and_letters_balanced_per_video(params):
 
 def test_qa_ids_stable_across_seeds_wording_changes():
     events, tracks, duration = scene_tables(11, n_people=3, seconds=30.0)
-    a, _ = generate_qa(events, tracks, QAConfig(formats=("mcq",)), seed=0, clip_duration=duration)
-    b, _ = generate_qa(events, tracks, QAConfig(formats=("mcq",)), seed=1, clip_duration=duration)
+    a, _ = generate_qa(events, tracks, QAConfig(formats=("mcq",)), seed=0, clip_duration=duration, aspect=ASPECT)
+    b, _ = generate_qa(events, tracks, QAConfig(formats=("mcq",)), seed=1, clip_duration=duration, aspect=ASPECT)
     assert set(a.column("qa_id").to_pylist()) & set(b.column("qa_id").to_pylist())
     assert a.column("question").to_pylist() != b.column("question").to_pylist()
 
@@ -130,8 +130,8 @@ def test_qa_ids_follow_what_the_events_say_not_their_row_numbers():
     moved = moved.set_column(moved.schema.get_field_index("parent_event_ids"), "parent_event_ids",
                              pa.array(parents, events.schema.field("parent_event_ids").type))
     config = QAConfig(formats=("mcq",))
-    a, _ = generate_qa(events, tracks, config, seed=0, clip_duration=duration)
-    b, _ = generate_qa(moved, tracks, config, seed=0, clip_duration=duration)
+    a, _ = generate_qa(events, tracks, config, seed=0, clip_duration=duration, aspect=ASPECT)
+    b, _ = generate_qa(moved, tracks, config, seed=0, clip_duration=duration, aspect=ASPECT)
     assert a.num_rows > 5
     assert a.column("qa_id").to_pylist() == b.column("qa_id").to_pylist()
     assert a.column("question").to_pylist() == b.column("question").to_pylist()
@@ -202,7 +202,7 @@ def test_someone_who_left_is_never_named_after_leaving():
         last_seen = max(r["t"] for r in tracks.to_pylist() if r["person_id"] == 3)
         if last_seen >= duration - 1.0:
             continue
-        qa, _ = generate_qa(events, tracks, QAConfig(formats=("mcq",)), seed=0, clip_duration=duration)
+        qa, _ = generate_qa(events, tracks, QAConfig(formats=("mcq",)), seed=0, clip_duration=duration, aspect=ASPECT)
         for item in qa.to_pylist():
             if 3 in item["persons"]:
                 assert item["time_range"][0] <= last_seen + 0.5, item["question"]
@@ -242,9 +242,9 @@ def test_identical_across_processes_with_different_hash_seeds(tmp_path):
         "import pyarrow.parquet as pq\n"
         "from pipeline.config import QAConfig\n"
         "from qa_gen import generate_qa\n"
-        "from tests.test_qa_synthetic import scene_tables\n"
+        "from tests.test_qa_synthetic import ASPECT, scene_tables\n"
         "events, tracks, duration = scene_tables(5, n_people=4, seconds=30.0)\n"
-        "qa, _ = generate_qa(events, tracks, QAConfig(formats=('mcq', 'open_ended')), seed=2, clip_duration=duration)\n"
+        "qa, _ = generate_qa(events, tracks, QAConfig(formats=('mcq', 'open_ended')), seed=2, clip_duration=duration, aspect=ASPECT)\n"
         "pq.write_table(qa, sys.argv[1])\n"
     )
     root = Path(__file__).resolve().parents[1]

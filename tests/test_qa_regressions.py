@@ -12,6 +12,7 @@ from pipeline.schema import EVENTS_SCHEMA, table_from_rows
 from qa_gen import generate_qa
 from qa_gen.config import QAConfig
 from qa_gen.validate import told_times
+from tests.test_qa_synthetic import ASPECT, STEP, Scene, tracks_table
 
 # (event_id, event_type, start, end, persons, initiator, target_type, target_person, target_label, leader, follower)
 ATD_KITCHEN = [
@@ -161,16 +162,28 @@ HIGHFIVE_0005_5FPS = [
 ]
 
 
-def _eye_contact_when_items(duration: float) -> list[dict]:
-    return [i for i in items("tvhid_highfive_0005", HIGHFIVE_0005_5FPS, duration, ("mcq",))
-            if i["category"] == "T4" and i["question"].startswith(("When", "At what"))]
+def _eye_contact_when_items(duration: float, with_looks: bool = True) -> list[dict]:
+    """The T4 "when" items of those events in a clip of ``duration``; ``with_looks``: with tracks whose gaze
+    directions agree (A looks at B until 3.0 s, B at A at 0.0 and 1.5-2.0 s, both elsewhere otherwise),
+    else with no tracks at all."""
+    tracks = None
+    if with_looks:
+        frames = int(round(duration / STEP)) + 1
+        a_looks = [("person", 1) if f * STEP <= 3.0 else None for f in range(frames)]
+        b_looks = [("person", 0) if f in (0, 3, 4) else None for f in range(frames)]
+        tracks = tracks_table(Scene("tvhid_highfive_0005", 2, frames, [[True] * frames] * 2, [a_looks, b_looks]))
+    qa, _ = generate_qa(events_table("tvhid_highfive_0005", HIGHFIVE_0005_5FPS), tracks, QAConfig(formats=("mcq",)),
+                        seed=0, clip_duration=duration, aspect=ASPECT if with_looks else None)
+    return [i for i in qa.to_pylist() if i["category"] == "T4" and i["question"].startswith(("When", "At what"))]
 
 
 def test_no_eye_contact_distractor_where_both_look_at_each_other():
     """'At what time do Person 0 and Person 1 look each other in the eye?' offered 'Between 2.0 and 2.5
     seconds' as a wrong option while two T1 items said each looks at the other then: eye contact there is
-    unreported, not ruled out, so such a window is never offered as false. In the 3.2 s clip too few
-    windows are left for three wrong options and the item is not asked; a longer clip has them."""
+    unreported, not ruled out, so such a window is never offered as false; nor is any window where neither is
+    seen looking away from the other (no gaze directions: no item). In the 3.2 s clip too few windows are left
+    for three wrong options and the item is not asked; a longer clip has them."""
+    assert _eye_contact_when_items(6.0, with_looks=False) == []
     assert _eye_contact_when_items(3.2032) == []
     (item,) = _eye_contact_when_items(6.0)
     assert item["answer_text"] == "Between 0.0 and 0.5 seconds"

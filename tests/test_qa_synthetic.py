@@ -10,11 +10,14 @@ import random
 from dataclasses import dataclass, field
 from typing import Optional
 
+import numpy as np
 import pyarrow as pa
 
+from events.geometry import camera_sight_lines
 from pipeline.schema import EVENTS_SCHEMA, TRACKS_SCHEMA, table_from_rows
 
 STEP = 0.5
+ASPECT = 16 / 9  # the frames' width / height: give it to generate_qa so it can read the looks in tracks_table
 OBJECT_LABELS = ("cup", "book", "phone", "laptop", "ball", "bottle")
 GESTURES = ("pointing", "reaching", "showing", "giving")
 
@@ -274,17 +277,45 @@ def events_table(scene: Scene) -> pa.Table:
     return table_from_rows(rows, EVENTS_SCHEMA)
 
 
+def _head_x(scene: Scene, p: int) -> float:
+    """People stand side by side, left to right in id order, heads level at y = HEAD_Y."""
+    return 0.05 + 0.9 * p / scene.n_people + 0.4 / scene.n_people
+
+
+HEAD_Y = 0.25
+
+
+def _gaze_dir(scene: Scene, p: int, target: Target) -> list[float]:
+    """A camera-frame gaze that goes where ``target`` is in the frame: level toward another's head, down
+    toward hands (one's own straight down) or an object, into the lens for the camera, straight up when the
+    look is elsewhere (away from every head and from the lens). A direction with no depth part projects to the
+    same image direction from any origin."""
+    if target is None:
+        return [0.0, -1.0, 0.0]
+    if target[0] == "camera":
+        toward = -camera_sight_lines(np.array([[_head_x(scene, p), HEAD_Y]]), ASPECT)[0]
+        return (toward / np.linalg.norm(toward)).tolist()
+    if target[0] in ("person", "hands") and target[1] != p:
+        side = 1.0 if _head_x(scene, target[1]) > _head_x(scene, p) else -1.0
+        return [side, 0.0, 0.0] if target[0] == "person" else [side * 0.7071, 0.7071, 0.0]
+    return [0.0, 1.0, 0.0]
+
+
 def tracks_table(scene: Scene) -> pa.Table:
+    """Who is present when, where (``ASPECT`` frames), and which way each one looks."""
     rows = []
     for f in range(scene.n_frames):
         for p in range(scene.n_people):
             if not scene.present[p][f]:
                 continue
             t = scene.gaze[p][f]
-            x0 = 0.05 + 0.9 * p / scene.n_people
+            x0, width = 0.05 + 0.9 * p / scene.n_people, 0.8 / scene.n_people
+            head_x = _head_x(scene, p)
             rows.append({
                 "video_id": scene.video_id, "frame_idx": f, "native_frame_idx": f * 15, "t": f * STEP, "shot_id": 0,
-                "person_id": p, "det_conf": 0.9, "bbox": [x0, 0.2, x0 + 0.8 / scene.n_people, 0.95],
+                "person_id": p, "det_conf": 0.9, "bbox": [x0, 0.2, x0 + width, 0.95],
+                "head_bbox": [head_x - width / 4, HEAD_Y - 0.05, head_x + width / 4, HEAD_Y + 0.05],
+                "gaze_origin": [head_x, HEAD_Y], "gaze_dir": _gaze_dir(scene, p, t),
                 "gaze_conf": 0.8, "gaze_target_type": "elsewhere" if t is None else t[0],
                 "gaze_target_id": t[1] if t is not None and t[0] in ("person", "hands") else None,
                 "pointing": False, "point_conf": 0.0,
