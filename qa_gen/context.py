@@ -131,6 +131,12 @@ class VideoContext:
         return self.looks is not None and not any(
             self.looks.may_look_at(p, target, a, b, self.who_margin_deg, self.step / 2) for p in people)
 
+    def seen_apart(self, p: int, q: int, a: float, b: float) -> bool:
+        """Is ``p`` or ``q`` seen looking away from the other at every sampled frame of [a, b]: no eye contact
+        between them there? Never without gaze directions."""
+        return (self.seen_looking_away([p], Target("person", q), a, b)
+                or self.seen_looking_away([q], Target("person", p), a, b))
+
     def face_to_face(self, p: int, q: int, a: float, b: float) -> bool:
         """Are ``p`` and ``q`` each recorded looking at the other during [a, b]? Eye contact there cannot be
         ruled out (the looks may be too thin or too uncertain to report it), so no item says there is none."""

@@ -82,6 +82,8 @@ def c2_eye_contact(ctx: VideoContext) -> Iterator[Candidate]:
         if len(contacts) != len(touching) or not contacts:
             continue
         truth = sorted({p for m in contacts for p in m.persons} - {x})
+        # the options name who does and who does not: only people seen apart from X are said not to
+        others = [p for p in others if p in truth or ctx.seen_apart(x, p, a, b)]
         rng = ctx.rng("C2.who", g.key)
         wrong = subset_options(others, truth, rng)
         if wrong is None or len(truth) > 2:

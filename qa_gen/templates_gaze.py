@@ -197,7 +197,7 @@ def t4_mutual_gaze(ctx: VideoContext) -> Iterator[Candidate]:
         # look is read, they may be in eye contact unrecorded, and the question would have two answers
         false_pairs = [persons_list(p) for p in itertools.combinations(present, 2)
                        if frozenset(p) not in true_pairs and not ctx.face_to_face(*p, a, b)
-                       and _one_looks_away(ctx, *p, a, b)]
+                       and ctx.seen_apart(*p, a, b)]
         correct = persons_list(e.persons)
         distractors = pick_distractors(rng, [], false_pairs, correct)  # pairs only: a "nobody" is never right
         q = choose(rng, ["Which two people make eye contact between {a} and {b} seconds?",
@@ -218,7 +218,7 @@ def t4_mutual_gaze(ctx: VideoContext) -> Iterator[Candidate]:
         while k + length <= ctx.duration + 1e-9:
             clear = all(not o.overlaps(k - 0.5, k + length + 0.5) for o in pair_gaze)
             clear = clear and not ctx.face_to_face(*e.persons, k, k + length)
-            clear = clear and _one_looks_away(ctx, *e.persons, k, k + length)  # "not making eye contact" seen
+            clear = clear and ctx.seen_apart(*e.persons, k, k + length)  # "not making eye contact" seen
             if clear and all(ctx.presence.present(p, k, k + length) for p in e.persons):
                 starts.append(k)
             k += ctx.step
@@ -236,12 +236,6 @@ def t4_mutual_gaze(ctx: VideoContext) -> Iterator[Candidate]:
                         [event_sentence(e, ctx.step),
                          "At the other times listed they are not making eye contact."],
                         pair_gaze, sorted(set(e.persons)), (0.0, max(b, ctx.duration)), key=f"anchor={e.key}")
-
-
-def _one_looks_away(ctx: VideoContext, p: int, q: int, a: float, b: float) -> bool:
-    """Is ``p`` or ``q`` seen looking away from the other at every sample of [a, b]: no eye contact there?"""
-    return (ctx.seen_looking_away([p], Target("person", q), a, b)
-            or ctx.seen_looking_away([q], Target("person", p), a, b))
 
 
 def t5_following(ctx: VideoContext) -> Iterator[Candidate]:

@@ -10,7 +10,7 @@ import pytest
 from qa_gen import generate_qa
 from qa_gen.blind_baselines import answer_index, blind_baseline_table, fit_guessers, format_table, is_scorable
 from qa_gen.config import QAConfig
-from tests.test_qa_synthetic import scene_tables
+from tests.test_qa_synthetic import ASPECT, scene_tables
 
 N_SCENES = 96
 N_TRAIN = 48
@@ -24,7 +24,7 @@ def corpus() -> list[list[dict]]:
     scenes = []
     for k in range(N_SCENES):
         events, tracks, duration = scene_tables(3000 + k, n_people=2 + k % 4)
-        qa, _ = generate_qa(events, tracks, QAConfig(formats=("mcq",)), seed=k, clip_duration=duration)
+        qa, _ = generate_qa(events, tracks, QAConfig(formats=("mcq",)), seed=k, clip_duration=duration, aspect=ASPECT)
         scenes.append(qa.to_pylist())
     return scenes
 

@@ -277,28 +277,28 @@ def events_table(scene: Scene) -> pa.Table:
     return table_from_rows(rows, EVENTS_SCHEMA)
 
 
-def _head_x(scene: Scene, p: int) -> float:
-    """People stand side by side, left to right in id order, heads level at y = HEAD_Y."""
-    return 0.05 + 0.9 * p / scene.n_people + 0.4 / scene.n_people
-
-
-HEAD_Y = 0.25
+def _head(scene: Scene, p: int) -> np.ndarray:
+    """Where person ``p``'s head is (normalised image coordinates): the people stand round a circle (in
+    pixels), so that from each of them the others lie at least 180 / n degrees apart (an inscribed angle),
+    and a look at one is a look away from the rest."""
+    angle = 2 * np.pi * p / scene.n_people + 0.3
+    return np.array([0.5 + 0.3 * np.cos(angle) / ASPECT, 0.5 + 0.3 * np.sin(angle)])
 
 
 def _gaze_dir(scene: Scene, p: int, target: Target) -> list[float]:
-    """A camera-frame gaze that goes where ``target`` is in the frame: level toward another's head, down
-    toward hands (one's own straight down) or an object, into the lens for the camera, straight up when the
-    look is elsewhere (away from every head and from the lens). A direction with no depth part projects to the
-    same image direction from any origin."""
-    if target is None:
-        return [0.0, -1.0, 0.0]
-    if target[0] == "camera":
-        toward = -camera_sight_lines(np.array([[_head_x(scene, p), HEAD_Y]]), ASPECT)[0]
+    """A camera-frame gaze that goes where ``target`` is in the frame: toward another's head (or hands, held
+    before them), into the lens for the camera; out of the circle, away from every head, when the look is
+    elsewhere or at something the tracks do not place (one's own hands, an object). A direction with no depth
+    part projects to the same image direction from any origin."""
+    if target is not None and target[0] == "camera":
+        toward = -camera_sight_lines(_head(scene, p)[None], ASPECT)[0]
         return (toward / np.linalg.norm(toward)).tolist()
-    if target[0] in ("person", "hands") and target[1] != p:
-        side = 1.0 if _head_x(scene, target[1]) > _head_x(scene, p) else -1.0
-        return [side, 0.0, 0.0] if target[0] == "person" else [side * 0.7071, 0.7071, 0.0]
-    return [0.0, 1.0, 0.0]
+    if target is not None and target[0] in ("person", "hands") and target[1] != p:
+        step = (_head(scene, target[1]) - _head(scene, p)) * [ASPECT, 1.0]
+    else:
+        step = (_head(scene, p) - 0.5) * [ASPECT, 1.0]
+    step = step / np.linalg.norm(step)
+    return [float(step[0]), float(step[1]), 0.0]
 
 
 def tracks_table(scene: Scene) -> pa.Table:
@@ -309,13 +309,12 @@ def tracks_table(scene: Scene) -> pa.Table:
             if not scene.present[p][f]:
                 continue
             t = scene.gaze[p][f]
-            x0, width = 0.05 + 0.9 * p / scene.n_people, 0.8 / scene.n_people
-            head_x = _head_x(scene, p)
+            x, y = _head(scene, p).tolist()
             rows.append({
                 "video_id": scene.video_id, "frame_idx": f, "native_frame_idx": f * 15, "t": f * STEP, "shot_id": 0,
-                "person_id": p, "det_conf": 0.9, "bbox": [x0, 0.2, x0 + width, 0.95],
-                "head_bbox": [head_x - width / 4, HEAD_Y - 0.05, head_x + width / 4, HEAD_Y + 0.05],
-                "gaze_origin": [head_x, HEAD_Y], "gaze_dir": _gaze_dir(scene, p, t),
+                "person_id": p, "det_conf": 0.9, "bbox": [x - 0.04, y - 0.05, x + 0.04, min(1.0, y + 0.35)],
+                "head_bbox": [x - 0.02, y - 0.04, x + 0.02, y + 0.04],
+                "gaze_origin": [x, y], "gaze_dir": _gaze_dir(scene, p, t),
                 "gaze_conf": 0.8, "gaze_target_type": "elsewhere" if t is None else t[0],
                 "gaze_target_id": t[1] if t is not None and t[0] in ("person", "hands") else None,
                 "pointing": False, "point_conf": 0.0,

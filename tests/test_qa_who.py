@@ -122,3 +122,25 @@ def test_only_people_seen_looking_away_take_no_part_in_shared_attention() -> Non
     # unread, or looking left toward person 2: nothing can be said of him, and the one sentence left is too
     # short an answer (2-4 sentences), so there is no item rather than a false one
     assert _group_answer(None) is None and _group_answer(LEFT) is None
+
+
+def test_eye_contact_during_a_gesture_names_only_people_seen_apart() -> None:
+    """C2 ("While Person 0 points at Person 1, who makes eye contact with Person 0?"): its options say who does
+    and who does not. Person 0's own gaze is not read at 3.0 s; a person whose gaze is not read either is left
+    out of the options: "Person 1, not Person 3" would claim an eye contact that nobody saw did not happen."""
+    n, frames = 5, 10
+    looks = [[("person", 1)] * frames, [("person", 0)] * frames] + [[None] * frames] * 3
+    scene = Scene("v", n, frames, [[True] * frames for _ in range(n)], looks,
+                  gestures=[(0, "pointing", ("person", 1), 2, 7)])
+
+    def c2_options(unread: bool) -> list[str]:
+        rows = tracks_table(scene).to_pylist()
+        for r in rows:
+            if (unread and r["person_id"] == 3) or (r["person_id"] == 0 and r["t"] == 3.0):
+                r["gaze_dir"] = None
+        qa, _ = generate_clip_qa(events_table(scene), table_from_rows(rows, TRACKS_SCHEMA), QAConfig(formats=("mcq",)),
+                                 seed=0, clip_duration=scene.duration, aspect=ASPECT)
+        return [o for r in qa.to_pylist() if r["template"] == "C2.who" for o in r["options"]]
+
+    assert any("Person 3" in o for o in c2_options(unread=False))  # seen looking away: a fair "not"
+    assert c2_options(unread=True) and not any("Person 3" in o for o in c2_options(unread=True))

@@ -23,7 +23,7 @@ from qa_gen import generate_qa
 from qa_gen.export import grasp_bench_item
 from qa_gen.scoring import parse_choice, person_recall, social_grounding_reward, time_recall, times_stated
 from tests.test_export import VIDEO_ID as KITCHEN_ID, out_dir  # noqa: F401  (the kitchen OUT fixture)
-from tests.test_qa_synthetic import scene_tables
+from tests.test_qa_synthetic import ASPECT, scene_tables
 
 N_SCENES = 12
 NO_EMBEDDER = (None, "semantic similarity unavailable (disabled in this test)")
@@ -103,7 +103,7 @@ def synthetic_out(tmp_path_factory) -> str:
     store = OutputStore(str(out))
     for k in range(N_SCENES):
         events, tracks, duration = scene_tables(2000 + k, n_people=2 + k % 4)
-        qa, _ = generate_qa(events, tracks, QAConfig(formats=("mcq", "open_ended")), seed=3, clip_duration=duration)
+        qa, _ = generate_qa(events, tracks, QAConfig(formats=("mcq", "open_ended")), seed=3, clip_duration=duration, aspect=ASPECT)
         store.write_table("qa", f"synth_{2000 + k}", qa)
     return str(out)
 

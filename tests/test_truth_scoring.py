@@ -390,7 +390,7 @@ def test_qa_of_synthetic_scenes_agrees_with_their_truth():
     """QA generated (qa_gen) from scenes whose events follow from a known truth: the harness reads every
     template but C1's order and finds the keys true. The scenes' own event rules are looser than the
     harness in a few places (a shared focus whose members change, one-frame eye contact), hence < 100 %."""
-    from tests.test_qa_synthetic import events_table, random_scene, tracks_table
+    from tests.test_qa_synthetic import ASPECT, events_table, random_scene, tracks_table
 
     from qa_gen import generate_qa
     from qa_gen.config import QAConfig
@@ -403,7 +403,7 @@ def test_qa_of_synthetic_scenes_agrees_with_their_truth():
         scene.gaze = [[one(t) for t in row] for row in scene.gaze]
         scene.gestures = [(a, k, one(t), f0, f1) for a, k, t, f0, f1 in scene.gestures]
         events, tracks = events_table(scene), tracks_table(scene)
-        qa, _ = generate_qa(events, tracks, QAConfig(), seed=0, clip_duration=scene.duration)
+        qa, _ = generate_qa(events, tracks, QAConfig(), seed=0, clip_duration=scene.duration, aspect=ASPECT)
         run = ClipRun(scene.video_id, scene.duration, 30.0, 2.0, tracks, events, read_events(events), qa)
         truth = _scene_truth(scene, tracks)
         for d in score_qa(Judge(truth, match_persons(truth, run)), run).details:
