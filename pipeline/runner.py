@@ -48,12 +48,13 @@ def derive_events(tracks: pa.Table, objects: Optional[pa.Table], config: Config,
 
 
 def derive_qa(events: pa.Table, tracks: pa.Table, config: Config, clip_duration: Optional[float],
-              shots: Optional[list[Shot]], aspect: Optional[float] = None) -> tuple[pa.Table, dict, list[dict]]:
+              shots: Optional[list[Shot]], aspect: Optional[float] = None,
+              objects: Optional[pa.Table] = None) -> tuple[pa.Table, dict, list[dict]]:
     """The QA stage: one video's events -> its QA table, the validation drop counts, and its QA units
     (status records: span, shots, events and items in each). ``aspect``: the displayed frame's width /
     height (None: unknown, and no item that needs the gaze geometry is made)."""
     qa, drops = generate_qa(events, tracks, config.qa, seed=config.seed, clip_duration=clip_duration, shots=shots,
-                            aspect=aspect)
+                            aspect=aspect, objects=objects)
     units = plan_video_units(events, tracks, config.qa, clip_duration, shots)
     starts = events.column("start_time").to_numpy() if events.num_rows else []
     event_unit = unit_of_times(units, starts)
@@ -98,7 +99,7 @@ def finish_clip(result: PerceptionResult, config: Config, store: OutputStore, st
         shots = shots_from_frames(result.frames.column("t").to_numpy(), result.frames.column("shot_id").to_numpy(),
                                   result.info.duration_s)
     qa, drops, units = derive_qa(events, result.tracks, config, result.info.duration_s, shots,
-                                 _aspect(result.info.width, result.info.height))
+                                 _aspect(result.info.width, result.info.height), result.objects)
     timings = dict(result.timings)
     timings["events_qa"] = time.perf_counter() - t0
     log.debug("%s: events and QA in %.2f s (%s, %s)", result.clip.video_id, timings["events_qa"],
@@ -347,15 +348,16 @@ def rederive_clip(store: OutputStore, status: dict, config: Config, first_stage:
     tracks = store.read_video_table("tracks", video_id)
     if tracks is None:
         raise FileNotFoundError(f"{store.partition_file('tracks', video_id)}: missing tracks for an ok clip")
+    objects = store.read_video_table("objects", video_id)
     if first_stage == "events":
-        events = derive_events(tracks, store.read_video_table("objects", video_id), config, status.get("duration_s"))
+        events = derive_events(tracks, objects, config, status.get("duration_s"))
         store.write_table("events", video_id, events)
     else:
         events = store.read_video_table("events", video_id)
         if events is None:
             raise FileNotFoundError(f"{store.partition_file('events', video_id)}: missing events for an ok clip")
     qa, drops, units = derive_qa(events, tracks, config, status.get("duration_s"), shots_of_status(status),
-                                 _aspect(status.get("width"), status.get("height")))
+                                 _aspect(status.get("width"), status.get("height")), objects)
     store.write_table("qa", video_id, qa)
     redone = Config.STAGES[Config.STAGES.index(first_stage):]
     hashes, commands = dict(status.get("stage_hashes") or {}), dict(status.get("stage_commands") or {})

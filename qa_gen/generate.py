@@ -18,7 +18,7 @@ from qa_gen.looks import LookGeometry
 from qa_gen.templates_cross import CROSS_FAMILIES
 from qa_gen.templates_gaze import GAZE_FAMILIES
 from qa_gen.templates_gesture import GESTURE_FAMILIES
-from qa_gen.units import Activity, Shot, Unit, plan_units, shots_from_tracks, unit_view
+from qa_gen.units import Activity, Shot, Unit, plan_units, shots_from_tracks, unit_rows, unit_view
 from qa_gen.validate import ValidationContext, drop_conflicting_keys, drop_near_duplicates, validate_item
 
 FAMILIES = GAZE_FAMILIES + GESTURE_FAMILIES + CROSS_FAMILIES
@@ -47,9 +47,11 @@ def _observed_duration(events: pa.Table, tracks: Optional[pa.Table]) -> float:
 
 
 def build_context(events: pa.Table, tracks: Optional[pa.Table], config: QAConfig, seed: int,
-                  clip_duration: Optional[float] = None, aspect: Optional[float] = None) -> Optional[VideoContext]:
+                  clip_duration: Optional[float] = None, aspect: Optional[float] = None,
+                  objects: Optional[pa.Table] = None) -> Optional[VideoContext]:
     """The VideoContext templates read, or None for a video with no events (``aspect``: the frame's
-    width / height, for reading the tracks' gaze directions; None: they are not read)."""
+    width / height, for reading the tracks' gaze directions; None: they are not read; ``objects``: the
+    objects table (OBJECTS_SCHEMA), which places the objects looked at; None: objects cannot be placed)."""
     video_id = _video_id(events, tracks)
     if video_id is None or events.num_rows == 0:
         return None
@@ -68,7 +70,7 @@ def build_context(events: pa.Table, tracks: Optional[pa.Table], config: QAConfig
                         step=step, seed=int(seed), reciprocal_window=config.reciprocal_window_seconds,
                         response_window=config.response_window_seconds,
                         min_evidence=config.min_evidence_seconds,
-                        looks=LookGeometry(tracks, aspect) if has_tracks and aspect else None,
+                        looks=LookGeometry(tracks, aspect, objects) if has_tracks and aspect else None,
                         who_margin_deg=config.who_margin_deg)
 
 
@@ -118,12 +120,13 @@ def plan_video_units(events: pa.Table, tracks: Optional[pa.Table], config: QACon
 
 def generate_qa(events: pa.Table, tracks: pa.Table, config: QAConfig, seed: int,
                 clip_duration: float | None = None,
-                shots: Optional[Sequence[Shot]] = None, aspect: Optional[float] = None) -> tuple[pa.Table, dict[str, int]]:
+                shots: Optional[Sequence[Shot]] = None, aspect: Optional[float] = None,
+                objects: Optional[pa.Table] = None) -> tuple[pa.Table, dict[str, int]]:
     """QA items for ONE video (QA_SCHEMA), generated unit by unit (qa_gen/units.py), and how many
     candidate items were dropped, by reason. ``shots``: the video's camera shots (from every sampled
     frame); when not given they are read off the tracks' shot_id. Each item names its unit and counts
     its times from the unit start; an item citing an event that crosses a unit boundary is dropped.
-    ``aspect``: the frame's width / height (see ``build_context``)."""
+    ``aspect``, ``objects``: see ``build_context``."""
     if events.num_rows == 0:
         return empty_table(QA_SCHEMA), {}
     units = plan_video_units(events, tracks, config, clip_duration, shots)
@@ -131,7 +134,8 @@ def generate_qa(events: pa.Table, tracks: pa.Table, config: QAConfig, seed: int,
     for unit in units:
         unit_events, unit_tracks, crossing = unit_view(events, tracks, unit, config.time_step_seconds / 2,
                                                        last=unit is units[-1])
-        qa, unit_drops = generate_clip_qa(unit_events, unit_tracks, config, seed, unit.duration, aspect)
+        qa, unit_drops = generate_clip_qa(unit_events, unit_tracks, config, seed, unit.duration, aspect,
+                                          unit_rows(objects, unit, last=unit is units[-1]))
         drops.update(unit_drops)
         if crossing and qa.num_rows:
             cites = [bool(crossing & set(ids)) for ids in qa.column("source_event_ids").to_pylist()]
@@ -151,14 +155,15 @@ def generate_qa(events: pa.Table, tracks: pa.Table, config: QAConfig, seed: int,
 
 
 def generate_clip_qa(events: pa.Table, tracks: pa.Table, config: QAConfig, seed: int,
-                     clip_duration: float | None = None, aspect: Optional[float] = None) -> tuple[pa.Table, dict[str, int]]:
+                     clip_duration: float | None = None, aspect: Optional[float] = None,
+                     objects: Optional[pa.Table] = None) -> tuple[pa.Table, dict[str, int]]:
     """QA items for ONE clip (a unit, with times from its start) and the drops by reason.
 
     Deterministic for (seed, video, inputs) and independent of other videos. Answer letters are dealt
     round-robin over the video's mcq items in an order fixed by (seed, qa_id), from an offset fixed by
     (seed, video_id): every video is balanced to within one item per letter, so a corpus is too.
     """
-    ctx = build_context(events, tracks, config, seed, clip_duration, aspect)
+    ctx = build_context(events, tracks, config, seed, clip_duration, aspect, objects)
     drops: Counter = Counter()
     if ctx is None:
         return empty_table(QA_SCHEMA), {}

@@ -32,10 +32,21 @@ class LookGeometry:
     """Per person and sampled frame: gaze origin and direction, head centre and hand centres (normalised
     image coordinates; directions in the camera frame) of one video or unit, and the frame's aspect."""
 
-    def __init__(self, tracks: pa.Table, aspect: float):
+    def __init__(self, tracks: pa.Table, aspect: float, objects: Optional[pa.Table] = None):
         if not aspect or aspect <= 0:
             raise ValueError(f"aspect (frame width / height) must be positive, got {aspect}")
         self.aspect = float(aspect)
+        # each object label's boxes: times and centres (an object target is named by its label)
+        self._objects: dict[str, tuple[np.ndarray, list[np.ndarray]]] = {}
+        if objects is not None and objects.num_rows:
+            found: dict[str, list[tuple[float, np.ndarray]]] = {}
+            for label, t, box in zip(*(objects.column(c).to_pylist() for c in ("label", "t", "bbox"))):
+                centre = _centre(box)
+                if centre is not None:
+                    found.setdefault(label, []).append((float(t), centre))
+            for label, seen in found.items():
+                seen.sort(key=lambda r: r[0])
+                self._objects[label] = (np.array([r[0] for r in seen]), [r[1] for r in seen])
         self._rows: dict[int, list[tuple]] = {}
         columns = [_column(tracks, c) for c in ("person_id", "t", "gaze_origin", "gaze_dir", "head_bbox", "bbox",
                                                 "hand_bboxes")]
@@ -65,7 +76,15 @@ class LookGeometry:
 
     def _places(self, target: Target, t: float, tolerance: float) -> Optional[list[np.ndarray]]:
         """Where ``target`` is in the frame at ``t``: [] when its person is not seen then, None when the
-        rows cannot place it (an object, a location)."""
+        rows cannot place it (a location; an object with no box of its label near ``t``: objects are found on
+        some frames only, so one not found is not out of view)."""
+        if target.kind == "object":
+            times, centres = self._objects.get(target.label, (np.zeros(0), []))
+            near = np.flatnonzero(np.abs(times - t) <= tolerance + 1e-9)
+            if not len(near):
+                return None
+            closest = np.abs(times[near] - t).min()
+            return [centres[k] for k in near if abs(times[k] - t) <= closest + 1e-9]
         if target.kind not in ("person", "hands"):
             return None
         rows = self._rows_in(target.person_id, t, t, tolerance)

@@ -135,6 +135,11 @@ def c3_gaze_response(ctx: VideoContext) -> Iterator[Candidate]:
             when = "as the gesture begins" if delay < ctx.step else \
                 f"{fmt_time(delay, ctx.step)} seconds after the gesture begins"
             facts.append(f"{person(p)} looks at {target_phrase(tgt)} at {fmt_time(_onset(o), ctx.step)} seconds, {when}.")
+        # "does not look at it" must be seen, not inferred from a missing event: the item names only the
+        # responders and those seen looking away from the target throughout the window
+        others = [p for p in others if p in responders or ctx.seen_looking_away([p], tgt, g.start, hi)]
+        if not others:
+            continue
         quiet = [p for p in others if p not in responders]
         if quiet:
             facts.append(f"{persons_list(quiet)} {'does' if len(quiet) == 1 else 'do'} not look at "

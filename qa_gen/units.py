@@ -207,13 +207,17 @@ def unit_view(events: pa.Table, tracks: Optional[pa.Table], unit: Unit, toleranc
         if not last:
             shifted = pc.min_element_wise(shifted, end - start)
         inside = inside.set_column(inside.schema.get_field_index(name), name, shifted)
-    unit_tracks = None
-    if tracks is not None:
-        t = tracks.column("t")
-        keep = pc.greater_equal(t, start - _EPS)
-        if not last:
-            keep = pc.and_(keep, pc.less(t, end - _EPS))
-        unit_tracks = tracks.filter(keep)
-        unit_tracks = unit_tracks.set_column(unit_tracks.schema.get_field_index("t"), "t",
-                                             pc.subtract(unit_tracks.column("t"), start))
-    return inside, unit_tracks, crossing_ids
+    return inside, unit_rows(tracks, unit, last), crossing_ids
+
+
+def unit_rows(table: Optional[pa.Table], unit: Unit, last: bool) -> Optional[pa.Table]:
+    """The rows of a per-frame table (tracks, objects: a ``t`` column) inside ``unit``'s half-open span (the
+    ``last`` unit also keeps rows at or after its end), with ``t`` counted from the unit start."""
+    if table is None:
+        return None
+    t = table.column("t")
+    keep = pc.greater_equal(t, unit.start - _EPS)
+    if not last:
+        keep = pc.and_(keep, pc.less(t, unit.end - _EPS))
+    inside = table.filter(keep)
+    return inside.set_column(inside.schema.get_field_index("t"), "t", pc.subtract(inside.column("t"), unit.start))

@@ -233,7 +233,7 @@ def test_all_16_categories_with_right_answers_default_formats():
 
 
 def test_all_16_categories_as_mcq_with_right_answers():
-    seen = _check_corpus(range(4, 8), ("mcq",))
+    seen = _check_corpus(range(22, 26), ("mcq",))
     assert seen == set(CATEGORIES), sorted(set(CATEGORIES) - seen)
 
 
@@ -378,7 +378,8 @@ def test_from_the_real_events_stage_on_a_scripted_scenario():
     by_id = {e["event_id"]: e for e in events.to_pylist()}
     for formats in ((), ("mcq",)):
         seen = set()
-        qa, drops = generate_qa(events, tracks, QAConfig(formats=formats), seed=0, clip_duration=20.0, aspect=1.0)  # the scenario draws a square frame
+        qa, drops = generate_qa(events, tracks, QAConfig(formats=formats), seed=0, clip_duration=20.0, aspect=1.0,
+                                objects=sc.objects(fps=2.0))  # the scenario draws a square frame
         for item in qa.to_pylist():
             cited = [by_id[i] for i in item["source_event_ids"]]
             (rederive_mcq(item, cited, by_id) if item["format"] == "mcq" else check_open(item, cited))

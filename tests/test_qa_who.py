@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from events.geometry import camera_sight_lines
-from pipeline.schema import TRACKS_SCHEMA, table_from_rows
+from pipeline.schema import OBJECTS_SCHEMA, TRACKS_SCHEMA, table_from_rows
 from qa_gen.config import QAConfig
 from qa_gen.events_view import Target
 from qa_gen.generate import generate_clip_qa
@@ -144,3 +144,32 @@ def test_eye_contact_during_a_gesture_names_only_people_seen_apart() -> None:
 
     assert any("Person 3" in o for o in c2_options(unread=False))  # seen looking away: a fair "not"
     assert c2_options(unread=True) and not any("Person 3" in o for o in c2_options(unread=True))
+
+
+def test_who_turns_to_a_pointed_object_names_only_people_seen_looking_away_from_it() -> None:
+    """C3 ("After Person 0 points at the cup at 1.0 seconds, who looks at the cup within 3.0 seconds?"): its
+    answer says who does not, so it names only the responders and people seen looking away from the cup, which
+    the objects table places (a person whose gaze is not read, or a cup that cannot be placed, is left out)."""
+    n, frames, cup = 5, 12, ("object", "cup")
+    looks = [[cup] * frames, [None] * 3 + [cup] * 9, [None] * 3 + [cup] * 9, [None] * frames, [None] * frames]
+    scene = Scene("v", n, frames, [[True] * frames for _ in range(n)], looks, gestures=[(0, "pointing", cup, 2, 7)])
+    # the people stand round a circle and look out of it when not at the cup, which sits in its middle
+    objects = table_from_rows([{"video_id": "v", "frame_idx": f, "t": f * STEP, "object_id": 0, "label": "cup",
+                                "bbox": [0.48, 0.48, 0.52, 0.52], "conf": 0.9} for f in range(frames)], OBJECTS_SCHEMA)
+
+    def c3_text(unread: bool, placed: bool = True) -> str:
+        rows = tracks_table(scene).to_pylist()
+        for r in rows:
+            if unread and r["person_id"] == 4:
+                r["gaze_dir"] = None
+        qa, _ = generate_clip_qa(events_table(scene), table_from_rows(rows, TRACKS_SCHEMA),
+                                 QAConfig(formats=("mcq", "open_ended")), seed=0, clip_duration=scene.duration,
+                                 aspect=ASPECT, objects=objects if placed else None)
+        items = [r for r in qa.to_pylist() if r["category"] == "C3"]
+        assert items
+        return " ".join(r["answer_text"] + " ".join(r["options"]) + " ".join(s["text"] for s in r["reasoning_trace"])
+                        for r in items)
+
+    assert "Person 3" in c3_text(unread=False) and "Person 4" in c3_text(unread=False)
+    assert "Person 3" in c3_text(unread=True) and "Person 4" not in c3_text(unread=True)
+    assert "Person 3" not in c3_text(unread=False, placed=False)
