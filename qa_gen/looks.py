@@ -5,7 +5,8 @@ Events record looks that were found; a look that was missed leaves no event. An 
 person is the one looking at X ("Who is looking at the camera?") is wrong when anyone else looks at X
 too, so the absence of other events is not enough: every other person present must be seen looking
 clearly away from X, by at least a margin, at every sampled frame of the window. A row without a gaze
-direction, or a target the rows cannot place (an object), can never be ruled out.
+direction, or a target that cannot be placed (a location; an object when no box of its label from the objects
+table is near that time), can never be ruled out.
 """
 from __future__ import annotations
 
