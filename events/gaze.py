@@ -576,9 +576,9 @@ def detect_sudden_gaze_shift(arrays: TrackArrays, config: EventConfig) -> list[E
     # crossed a face) is no shift of attention
     same_target = ((arrays.gaze_type[p, before] == arrays.gaze_type[p, b]) & (arrays.gaze_id[p, before] >= 0)
                    & (arrays.gaze_id[p, before] == arrays.gaze_id[p, b]))
-    # the direction must turn too (a point can jump between boxes on a few degrees); no direction, no shift
-    turn = np.degrees(np.arccos(np.clip((arrays.gaze_dir[p, before] * arrays.gaze_dir[p, b]).sum(-1), -1.0, 1.0)))
-    turned = np.nan_to_num(turn, nan=-1.0) >= config.shift_min_turn_deg
+    # the direction must turn too (a point can jump between boxes on a few degrees); no direction (NaN) never
+    # compares true, so no direction, no shift
+    turned = (arrays.gaze_dir[p, before] * arrays.gaze_dir[p, b]).sum(-1) <= np.cos(np.radians(config.shift_min_turn_deg))
     keep = ~(amplitude < min_amplitude) & ~(duration > config.shift_max_seconds) & ~same_target & turned
     p, before, b, amplitude, duration = p[keep], before[keep], b[keep], amplitude[keep], duration[keep]
     centre = 0.5 * (arrays.times[before] + arrays.times[b])
