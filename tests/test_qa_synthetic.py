@@ -285,7 +285,7 @@ def _head(scene: Scene, p: int) -> np.ndarray:
     return np.array([0.5 + 0.3 * np.cos(angle) / ASPECT, 0.5 + 0.3 * np.sin(angle)])
 
 
-def _gaze_dir(scene: Scene, p: int, target: Target) -> list[float]:
+def gaze_direction(scene: Scene, p: int, target: Target) -> list[float]:
     """A camera-frame gaze that goes where ``target`` is in the frame: toward another's head (or hands, held
     before them), into the lens for the camera; out of the circle, away from every head, when the look is
     elsewhere or at something the tracks do not place (one's own hands, an object). A direction with no depth
@@ -314,7 +314,7 @@ def tracks_table(scene: Scene) -> pa.Table:
                 "video_id": scene.video_id, "frame_idx": f, "native_frame_idx": f * 15, "t": f * STEP, "shot_id": 0,
                 "person_id": p, "det_conf": 0.9, "bbox": [x - 0.04, y - 0.05, x + 0.04, min(1.0, y + 0.35)],
                 "head_bbox": [x - 0.02, y - 0.04, x + 0.02, y + 0.04],
-                "gaze_origin": [x, y], "gaze_dir": _gaze_dir(scene, p, t),
+                "gaze_origin": [x, y], "gaze_dir": gaze_direction(scene, p, t),
                 "gaze_conf": 0.8, "gaze_target_type": "elsewhere" if t is None else t[0],
                 "gaze_target_id": t[1] if t is not None and t[0] in ("person", "hands") else None,
                 "pointing": False, "point_conf": 0.0,

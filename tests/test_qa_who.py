@@ -16,9 +16,8 @@ from qa_gen.config import QAConfig
 from qa_gen.events_view import Target
 from qa_gen.generate import generate_clip_qa
 from qa_gen.looks import LookGeometry
-from tests.test_qa_synthetic import STEP, Scene, events_table, tracks_table
+from tests.test_qa_synthetic import ASPECT, STEP, Scene, events_table, gaze_direction, tracks_table
 
-ASPECT = 16 / 9
 CAMERA = ("camera",)
 
 
@@ -93,22 +92,19 @@ def test_who_looks_at_the_camera_only_when_everyone_else_is_seen_looking_away() 
     assert _who_items(60.0, None) == []  # without the frame's aspect the looks cannot be read
 
 
-RIGHT, LEFT = [0.9, 0.0, 0.436], [-0.9, 0.0, 0.436]
+GROUP = Scene("v", 4, 6, [[True] * 6 for _ in range(4)], [[("person", 2)] * 6] * 2 + [[None] * 6] * 2)
 
 
-def _group_answer(bystander_dir) -> str | None:
-    """Persons 0 and 1 look at person 2 together for 3 s; person 3 stands by, gazing ``bystander_dir``
-    (None: no direction read). The T6 open answer, None when there is no T6 item."""
-    n, frames = 4, 6
-    at_2 = [("person", 2)] * frames
-    scene = Scene("v", n, frames, [[True] * frames for _ in range(n)], [at_2, at_2, [None] * frames, [None] * frames])
-    rows = tracks_table(scene).to_pylist()  # four people side by side, left to right, heads level
+def _group_answer(bystander: str) -> str | None:
+    """Persons 0 and 1 look at person 2 together for 3 s (the four stand round a circle); person 3 stands by
+    and looks ``bystander``: "away" (out of the circle), "at 2" (toward person 2's head, though no event says
+    so) or "unread" (no direction). The T6 open answer, None when there is no T6 item."""
+    rows = tracks_table(GROUP).to_pylist()
     for r in rows:
-        p = r["person_id"]
-        r["gaze_origin"] = [(r["bbox"][0] + r["bbox"][2]) / 2, 0.25]
-        r["gaze_dir"] = {0: RIGHT, 1: RIGHT, 2: RIGHT, 3: bystander_dir}[p]
+        if r["person_id"] == 3 and bystander != "away":
+            r["gaze_dir"] = gaze_direction(GROUP, 3, ("person", 2)) if bystander == "at 2" else None
     tracks = table_from_rows(rows, TRACKS_SCHEMA)
-    qa, _ = generate_clip_qa(events_table(scene), tracks, QAConfig(), seed=0, clip_duration=scene.duration, aspect=ASPECT)
+    qa, _ = generate_clip_qa(events_table(GROUP), tracks, QAConfig(), seed=0, clip_duration=GROUP.duration, aspect=ASPECT)
     items = [r["answer_text"] for r in qa.to_pylist() if r["template"] == "T6.group"]
     assert len(items) <= 1
     return items[0] if items else None
@@ -117,11 +113,11 @@ def _group_answer(bystander_dir) -> str | None:
 def test_only_people_seen_looking_away_take_no_part_in_shared_attention() -> None:
     """yakhyo_classroom_group: "Person 0 and Person 3 look at Person 1 together ... Person 2, Person 4, Person 5
     and Person 6 take no part in it" named a boy whose head had left the frame, with no gaze read at all."""
-    away = _group_answer(RIGHT)  # person 3, rightmost, looks off to the right, away from person 2 beside him
+    away = _group_answer("away")
     assert "Person 0 and Person 1 look at Person 2 together" in away and "Person 3 takes no part" in away
-    # unread, or looking left toward person 2: nothing can be said of him, and the one sentence left is too
-    # short an answer (2-4 sentences), so there is no item rather than a false one
-    assert _group_answer(None) is None and _group_answer(LEFT) is None
+    # unread, or looking toward person 2: nothing can be said of him, and the one sentence left is too short an
+    # answer (2-4 sentences), so there is no item rather than a false one
+    assert _group_answer("unread") is None and _group_answer("at 2") is None
 
 
 def test_eye_contact_during_a_gesture_names_only_people_seen_apart() -> None:
