@@ -135,7 +135,8 @@ class GazeConfig:
     # 0 = hard thresholds. Measured on both truth sets with the camera
     # edits (benchmarks/README.md, "Decisions that weigh their margin"): 8 / 15 keeps every truth row and
     # lifts half-resolution agreement; 10 / 20 costs 3 development rows; abstaining costs 10-18 rows on each
-    # set (most marginal reads are right)
+    # set (most marginal reads are right). A keypoint read (no elevation at all) naming a person that no firm
+    # read settles does abstain (unknown: benchmarks/README.md, "A still nobody tuned on")
     target_uncertainty_deg: float = 8.0
     keypoint_target_uncertainty_deg: float = 15.0
     settle_seconds: float = 1.0

@@ -3,7 +3,8 @@
 Every (frame, person) row casts a ray from its origin along the image-plane projection of its
 direction; a candidate box counts when it lies inside a cone of half-angle ``cone_half_angle`` around
 the ray. The best candidate is the one with the smallest angular distance (0 for a box the ray passes
-through), then the lower priority value, then the nearer one. The work over all rows and candidates
+through; a box the ray starts in counts only when the ray heads toward its centre), then the lower priority
+value, then the nearer one. The work over all rows and candidates
 is one Numba kernel (``_associate_kernel``) with a NumPy reference twin (``_associate_reference``)
 that tests compare it against; no Numba type leaves this module.
 
@@ -65,7 +66,10 @@ def _associate_kernel(
             x1, y1, x2, y2 = boxes[c, 0], boxes[c, 1], boxes[c, 2], boxes[c, 3]
             inside = x1 <= ox <= x2 and y1 <= oy <= y2
             if inside:
-                angle = 0.0
+                # a ray that starts on a box (a fingertip over someone's body, eyes inside another head's box)
+                # is at it only when it heads into it, toward its centre; one heading away passes in front
+                vx, vy = (x1 + x2) / 2 - ox, (y1 + y2) / 2 - oy
+                angle = 0.0 if vx * dx + vy * dy >= 0.0 else abs(np.arctan2(dx * vy - dy * vx, dx * vx + dy * vy))
             else:
                 lo, hi, nearest = np.inf, -np.inf, np.inf
                 for k in range(4):
@@ -110,15 +114,18 @@ def _associate_kernel(
 
 def ray_box_angles(origin: np.ndarray, direction: np.ndarray, boxes: np.ndarray) -> np.ndarray:
     """(M,) angular distance (radians) from the ray at ``origin`` along ``direction`` to each xyxy box
-    (M, 4), isotropic coordinates: 0 when the ray passes through the box or starts inside it (the
-    association kernel's measure)."""
+    (M, 4), isotropic coordinates: 0 when the ray passes through the box, or starts inside it heading
+    toward its centre; a ray starting inside and heading away is as far as the centre's direction from it
+    (the association kernel's measure)."""
     o, d, b = np.asarray(origin, np.float64), np.asarray(direction, np.float64), np.asarray(boxes, np.float64).reshape(-1, 4)
     corners = np.stack([b[:, [0, 1]], b[:, [2, 1]], b[:, [2, 3]], b[:, [0, 3]]], axis=1) - o  # (M, 4, 2)
     theta = np.arctan2(d[0] * corners[..., 1] - d[1] * corners[..., 0], d[0] * corners[..., 0] + d[1] * corners[..., 1])
     lo, hi = theta.min(axis=1), theta.max(axis=1)
     hit = (lo <= 0.0) & (hi >= 0.0) & (hi - lo < np.pi)
     inside = (b[:, 0] <= o[0]) & (o[0] <= b[:, 2]) & (b[:, 1] <= o[1]) & (o[1] <= b[:, 3])
-    return np.where(inside | hit, 0.0, np.abs(theta).min(axis=1))
+    centre = (b[:, :2] + b[:, 2:]) / 2 - o
+    off_centre = np.abs(np.arctan2(d[0] * centre[:, 1] - d[1] * centre[:, 0], centre @ d))
+    return np.where(inside, np.where(centre @ d >= 0.0, 0.0, off_centre), np.where(hit, 0.0, np.abs(theta).min(axis=1)))
 
 
 def ray_reaches(origin: np.ndarray, direction: np.ndarray, boxes: np.ndarray, cone: float,
@@ -646,6 +653,7 @@ def settle_ambiguous_targets(
     unknown_code: int = GAZE_UNKNOWN,
     direction: np.ndarray | None = None,
     max_turn_deg=None,
+    unsettled_unknown: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Decisions that weigh their margin. ``alt_code`` / ``alt_id`` (K, R) are the targets the same rows get
     from directions turned within their uncertainty (:func:`turned_directions`); a row is firm when every one
@@ -658,7 +666,9 @@ def settle_ambiguous_targets(
     With ``direction`` (R, 3) and ``max_turn_deg`` (scalar or (R,)), only a neighbour whose gaze is within
     that angle of the row's is the same look: a head that turned is a new look, whose target a marginal
     read must not inherit (a glance into the lens between looks at hands). Unknown rows stay unknown and
-    are never firm neighbours. Returns new (type_code, target_id) and the (R,) bool ``firm``."""
+    are never firm neighbours. ``unsettled_unknown`` (R,) bool marks rows whose read cannot stand on its own:
+    where no firm neighbour settles them they become unknown instead of keeping their read.
+    Returns new (type_code, target_id) and the (R,) bool ``firm``."""
     times, person, shot, type_code, target_id = _look_rows(times, person, shot, type_code, target_id)
     alt_code = np.asarray(alt_code).reshape(-1, len(times))
     alt_id = np.asarray(alt_id).reshape(-1, len(times))
@@ -684,6 +694,9 @@ def settle_ambiguous_targets(
                 if (int(type_code[n]), int(target_id[n])) in options:
                     out_type[r], out_id[r] = type_code[n], target_id[n]
                     break
+            else:
+                if unsettled_unknown is not None and unsettled_unknown[r]:
+                    out_type[r], out_id[r] = unknown_code, -1
     return out_type, out_id, firm
 
 

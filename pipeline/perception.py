@@ -350,9 +350,12 @@ def associate_targets(
         # the same decisions along directions turned within the read's uncertainty: where they differ, the
         # margin is inside the noise and the target settles on the look's firm neighbours
         reads, alt_code, alt_id = turned_reads(uncertainty)
+        # a read from body keypoints has no elevation: one that reaches a person only at the edge of its
+        # uncertainty (the head well above or below its level line) cannot name them on its own
         settled_code, settled_id, _ = geometry.settle_ambiguous_targets(
             row_times, person, row_shots, gaze_code, gaze_id, alt_code, alt_id, gaze.settle_seconds,
             direction=merged.gaze_dir, max_turn_deg=uncertainty,
+            unsettled_unknown=head_only & (gaze_code == geometry.GAZE_PERSON),
         )
         changed = (settled_code != gaze_code) | (settled_id != gaze_id)
         for k in np.flatnonzero(changed & (settled_code != geometry.GAZE_UNKNOWN)).tolist():

@@ -239,6 +239,24 @@ def test_a_decision_inside_its_uncertainty_keeps_the_looks_firm_neighbour():
     assert same[0].tolist() == code.tolist() and same[2].all()
 
 
+def test_a_read_that_cannot_stand_alone_is_unknown_unless_a_firm_neighbour_settles_it():
+    t = np.arange(3) * 0.5
+    person, shot = np.zeros(3, int), np.zeros(3, int)
+    code, target = np.full(3, GAZE_PERSON), np.ones(3, int)
+    alt_code, alt_id = np.tile(code, (4, 1)), np.tile(target, (4, 1))
+    alt_code[3, 1], alt_id[3, 1] = GAZE_ELSEWHERE, -1  # at 0.5 s the look turned down misses the head
+    flagged = np.ones(3, bool)
+    settled = settle_ambiguous_targets(t, person, shot, code, target, alt_code, alt_id, 1.0, unsettled_unknown=flagged)
+    assert settled[0].tolist() == [GAZE_PERSON] * 3  # its firm neighbours hold the look on the head
+    alt_code[3], alt_id[3] = GAZE_ELSEWHERE, -1  # every row grazes the head: no firm neighbour
+    alone = settle_ambiguous_targets(t, person, shot, code, target, alt_code, alt_id, 1.0, unsettled_unknown=flagged)
+    assert alone[0].tolist() == [GAZE_UNKNOWN] * 3 and alone[1].tolist() == [-1] * 3
+    # unflagged rows keep their own read (most marginal reads are right)
+    kept = settle_ambiguous_targets(t, person, shot, code, target, alt_code, alt_id, 1.0,
+                                    unsettled_unknown=np.array([False, True, False]))
+    assert kept[0].tolist() == [GAZE_PERSON, GAZE_UNKNOWN, GAZE_PERSON]
+
+
 def test_the_stability_window_always_reaches_the_neighbouring_samples():
     at_2fps = np.arange(8) * 0.5005  # 2 fps sampled from a 29.97 fps video
     assert stability_window(at_2fps, 0.2) == pytest.approx(1.25 * 0.5005)
@@ -297,6 +315,30 @@ def test_pointing_targets():
         [0], [[0.36, 0.5]], [[-1.0, 0.0]], [True], [0], bodies, [0, 1], [0, 0], hands, hand_owner, [0, 0], aspect=ASPECT
     )
     assert code[0] == POINT_ELSEWHERE and point[0, 0] == pytest.approx(0.0)  # leaves the frame on the left
+
+
+@pytest.mark.parametrize("use_numba", [True, False])
+def test_a_ray_starting_on_a_box_is_at_it_only_when_it_heads_into_it(use_numba):
+    # ultralytics' zidane.jpg: the pointing fingertip lies over the right edge of the man behind, and the
+    # finger points on to the right, past him; over his left edge, pointing across him, it is at him
+    bodies = np.array([[0.20, 0.08, 0.40, 0.95], [0.55, 0.08, 0.75, 0.95]])
+    no_hands = np.zeros((0, 4))
+    code, target, point = assign_point_targets(
+        [0, 0, 0], [[0.72, 0.5], [0.58, 0.5], [0.72, 0.5]], [[1.0, 0.0], [1.0, 0.0], [-1.0, 0.0]], [True] * 3,
+        [0, 0, 0], bodies, [0, 1], [0, 0], no_hands, [], [], aspect=ASPECT, use_numba=use_numba,
+    )
+    assert code[0] == POINT_ELSEWHERE and point[0, 0] == pytest.approx(1.0)  # on to the frame edge
+    assert (code[1], target[1]) == (POINT_PERSON, 1)
+    assert (code[2], target[2]) == (POINT_PERSON, 1)
+    # eyes inside another head's box (heads overlap in a hug): a look away from its centre is not at it
+    heads = np.array([[0.40, 0.10, 0.50, 0.30], [0.46, 0.12, 0.56, 0.32]])
+    codes, ids, _ = assign_gaze_targets(
+        [0, 0], [[0.48, 0.20], [0.48, 0.20]], [_unit3(-1.0, 0.0, 0.0), _unit3(1.0, 0.0, 0.0)], [0.9, 0.9], [0, 0],
+        heads, [0, 1], [0, 0], no_hands, [], [], aspect=ASPECT, camera_max_angle_deg=12.0, min_conf=0.2,
+        use_numba=use_numba,
+    )
+    assert codes[0] == GAZE_ELSEWHERE
+    assert (codes[1], ids[1]) == (GAZE_PERSON, 1)
 
 
 def _random_problem(rng, n_frames=30, people=4):
