@@ -17,7 +17,7 @@ from tracking.appearance import DESCRIPTOR_SIZE, appearance_descriptors, appeara
 from tracking.gaze_gaps import fill_gaze_gaps
 from tracking.gaze_smoothing import smooth_gaze_directions
 from tracking.stitching import (
-    Tracklet, assign_person_ids, competitor_breaks, nearer_alternative, odd_rows, plausible_motion,
+    Tracklet, _clean_appearance, assign_person_ids, competitor_breaks, nearer_alternative, odd_rows, plausible_motion,
 )
 from tracking.tracker import make_tracker, track_shot
 
@@ -251,6 +251,28 @@ def test_a_track_taking_its_neighbours_box_in_other_colours_is_cut() -> None:
     assert competitor_breaks([(0, 0), (1, 0)], descriptors, [first, swapped[[1]]], margin=0.1) == []
     # nor when the track keeps its own colours
     assert competitor_breaks([(0, 0), (1, 0)], np.stack([red, red]), [first, swapped], margin=0.1) == []
+
+
+def test_colours_are_unseen_only_where_another_box_covers_the_parts_they_are_read_from() -> None:
+    """ultralytics' zidane.jpg: the pointing man's box runs along his outstretched arm over the man behind him;
+    his own head, torso and legs regions stay clear of the other's box, so his colours count, while the man
+    behind, whose torso the arm's box covers, has none (box against box, the first lost his colours too)."""
+    from detectors.observation import LEFT_HIP, LEFT_SHOULDER, RIGHT_HIP, RIGHT_SHOULDER
+
+    keypoints = np.full((2, 17, 3), np.nan, np.float32)
+    keypoints[..., 2] = 0.0
+    for person, (left, right) in enumerate([(0.22, 0.42), (0.66, 0.84)]):
+        keypoints[person, [LEFT_SHOULDER, RIGHT_SHOULDER]] = [[left, 0.45, 0.9], [right, 0.45, 0.9]]
+        keypoints[person, [LEFT_HIP, RIGHT_HIP]] = [[left + 0.02, 0.85, 0.9], [right - 0.02, 0.85, 0.9]]
+    colours = np.full((2, DESCRIPTOR_SIZE), 1.0 / DESCRIPTOR_SIZE, np.float32)
+    frame = FrameObservations(xyxy=np.array([[0.10, 0.28, 0.84, 0.99], [0.58, 0.05, 0.90, 0.99]], np.float32),
+                              confidence=np.full(2, 0.9, np.float32), keypoints=keypoints, appearance=colours)
+    assert _clean_appearance(frame, 0).sum() == pytest.approx(1.0)
+    assert _clean_appearance(frame, 1).sum() == 0.0
+    # side by side, boxes apart: both seen; one box over the other's torso: that one unseen
+    apart = FrameObservations(xyxy=np.array([[0.10, 0.28, 0.50, 0.99], [0.58, 0.05, 0.90, 0.99]], np.float32),
+                              confidence=np.full(2, 0.9, np.float32), keypoints=keypoints, appearance=colours)
+    assert _clean_appearance(apart, 0).sum() == pytest.approx(1.0) and _clean_appearance(apart, 1).sum() == pytest.approx(1.0)
 
 
 def test_low_sampling_rate_uses_track_buffer_in_seconds() -> None:

@@ -30,7 +30,7 @@ import numpy as np
 from detectors.keypoints import box_intersection_matrix, box_iou
 from detectors.observation import FrameObservations
 from tracking.config import TrackingConfig
-from tracking.appearance import appearance_distance
+from tracking.appearance import appearance_distance, part_boxes
 from tracking.cut_matching import join_across_cuts
 from tracking.faces import FaceBank, face_distance
 from tracking.motion_rivals import (EXTRAPOLATE_MAX_S, VELOCITY_WINDOW_S, frame_edge_directions, motion_rival,
@@ -498,10 +498,26 @@ def _box_centre(box: np.ndarray) -> np.ndarray:
     return (np.asarray(box[:2], np.float64) + np.asarray(box[2:], np.float64)) / 2
 
 
+def _colours_covered(frame: FrameObservations, row: int) -> float:
+    """The share of the regions the row's colours are read from (head, torso and legs: appearance.part_boxes)
+    that other boxes cover. A box's corners hold no one (an arm stretched out widens it): only what covers the
+    measured regions mixes in another person's colours."""
+    keypoints = frame.keypoints[row:row + 1] if len(frame.keypoints) else None
+    parts = np.nan_to_num(part_boxes(frame.xyxy[row:row + 1], keypoints)[0].astype(np.float64))
+    areas = np.clip(parts[:, 2] - parts[:, 0], 0, None) * np.clip(parts[:, 3] - parts[:, 1], 0, None)
+    others = np.delete(frame.xyxy, row, axis=0)
+    if not len(others) or areas.sum() <= 0:
+        return 0.0
+    covered = np.minimum(box_intersection_matrix(parts, others).sum(axis=1), areas)
+    return float(covered.sum() / areas.sum())
+
+
 def _clean_appearance(frame: FrameObservations, row: int) -> np.ndarray:
-    """The row's descriptor, or zeros (unseen) when another box covers part of it: then its colours
-    mix two people and say nothing about a hand-over."""
-    return np.zeros_like(frame.appearance[row]) if _covering(frame, row) else frame.appearance[row]
+    """The row's descriptor, or zeros (unseen) when other boxes cover part of where it is read: then its
+    colours mix two people and say nothing about a hand-over."""
+    if _colours_covered(frame, row) > _OVERLAP_CONTAMINATES:
+        return np.zeros_like(frame.appearance[row])
+    return frame.appearance[row]
 
 
 _ODD_ROW_MIN_OTHERS = 3  # a row is judged odd only against at least this many other seen rows
