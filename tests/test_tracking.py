@@ -13,7 +13,7 @@ import pytest
 
 from detectors.observation import FrameObservations
 from pipeline.config import Config
-from tracking.appearance import DESCRIPTOR_SIZE, appearance_descriptors, appearance_distance, torso_boxes
+from tracking.appearance import DESCRIPTOR_SIZE, PART_SIZE, appearance_descriptors, appearance_distance, torso_boxes
 from tracking.gaze_gaps import fill_gaze_gaps
 from tracking.gaze_smoothing import smooth_gaze_directions
 from tracking.stitching import (
@@ -329,6 +329,27 @@ def test_appearance_descriptor_separates_shirt_colours() -> None:
     assert np.all(np.diag(distance) < 0.1)
     off_diagonal = distance[~np.eye(4, dtype=bool)]
     assert np.all(off_diagonal > 0.6)
+
+
+def test_colours_are_compared_over_the_parts_both_sides_show() -> None:
+    """The same person with and without the legs region (a close-up, a hip keypoint found in one frame only)
+    has the same colours; other people stay apart; with every part on both sides the distance is the plain
+    one of the whole descriptors."""
+    rng = np.random.default_rng(1)
+    people = [Person(c, c, _still(x)) for c, x in zip(SHIRTS, (0.15, 0.38, 0.62, 0.85))]
+    image, boxes, _ = _render(0.0, people, rng)
+    whole = appearance_descriptors(image, np.array(boxes))
+    legless = whole.copy()
+    legless[:, 2 * PART_SIZE:] = 0.0  # the legs part out of view: its share goes to the others
+    legless /= legless.sum(axis=1, keepdims=True)
+    distance = appearance_distance(whole, legless)
+    assert np.all(np.diag(distance) < 1e-6)
+    assert np.all(distance[~np.eye(4, dtype=bool)] > 0.6)
+    units = np.sqrt(whole / whole.sum(axis=1, keepdims=True))
+    plain = np.sqrt(np.clip(1.0 - units @ units.T, 0.0, 1.0))
+    np.testing.assert_allclose(appearance_distance(whole, whole), plain, atol=1e-6)
+    # another layout (not head / torso / legs) is compared whole
+    assert appearance_distance(np.array([[1.0, 0.0]]), np.array([[0.5, 0.5]]))[0, 0] == pytest.approx(np.sqrt(1 - np.sqrt(0.5)))
 
 
 def test_appearance_of_unseen_people_is_unknown() -> None:
