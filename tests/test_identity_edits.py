@@ -15,7 +15,7 @@ from pipeline.clip import ClipSpec
 from pipeline.config import Config
 from pipeline.consistency import check_events_table
 from pipeline.perception import PerceptionWorker
-from tests.video_edits import clip_frames, identity_across_cutaway, write_edit, zoomed
+from tests.video_edits import clip_frames, cropped, identity_across_cutaway, write_edit, zoomed
 
 EDIT_FPS = 10.0
 EDIT_SIZE = (640, 360)
@@ -68,6 +68,9 @@ def runs(media_dir: Path, tmp_path_factory) -> dict:
     held = int(round(2.0 * EDIT_FPS))
     edits["cutaway zidane.jpg"] = [[pointing] * held, [bus] * int(round(CUTAWAY_SECONDS * EDIT_FPS)), [pointing] * held]
     edits["cutaway zidane.jpg other light"] = edits["cutaway zidane.jpg"][:2] + [_other_light([pointing] * held)]
+    # a cut to a close-up of the man behind (head and shoulders) and back to the wide shot
+    close_up = cropped([pointing], (0.62, 0.0, 0.98, 0.45), EDIT_SIZE)[0]
+    edits["close-up zidane.jpg"] = [[pointing] * held, [close_up] * held, [pointing] * held]
     for clip, other_light in MORE_CUTAWAYS.items():
         frames = clip_frames(media_dir / clip, EDIT_FPS, EDIT_SIZE)
         away = "atd_kitchen.mp4" if clip == "tvhid_handshake_0001.avi" else "tvhid_handshake_0001.avi"
@@ -134,6 +137,20 @@ def test_a_still_nobody_tuned_on_cut_away_and_back_keeps_both_ids(runs, edit: st
     assert len(found["first"]) == 2 and found["kept"] == found["seen"] == found["first"], found
     assert found["wrong"] == [] and found["split"] == [], found
     assert len(found["cutaway"]) >= 3 and found["shared"] == [], found
+
+
+def test_a_cut_to_a_close_up_keeps_the_id_of_the_man_in_it(runs) -> None:
+    """zidane.jpg, a close-up of the man behind (his head and shoulders fill the frame), the wide shot again: the
+    close-up's one person is the man behind (his face), and the wide shot's two keep their ids. His body box in
+    the close-up stands where the pointing man's stood in the wide shot; place never picks a pair that no colours
+    compare (the close-up shows no torso to read)."""
+    tracks, starts, _ = runs["close-up zidane.jpg"]
+    rows = tracks.to_pylist()
+    piece = np.searchsorted(starts, [r["t"] + 1e-6 for r in rows], side="right") - 1
+    ids = [{r["person_id"] for r, p in zip(rows, piece) if p == k} for k in range(3)]
+    assert len(ids[0]) == 2 and ids[2] == ids[0]
+    behind = max(ids[0], key=lambda pid: np.mean([r["bbox"][0] for r, p in zip(rows, piece) if p == 0 and r["person_id"] == pid]))
+    assert ids[1] == {behind}
 
 
 def test_digital_zoom_to_half_adds_no_id(runs) -> None:

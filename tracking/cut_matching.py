@@ -161,12 +161,14 @@ def match_across_cut(rows: _People, cols: _People, config: TrackingConfig) -> li
             face[i, j] = face_distance(rows.face(i), cols.face(j))
     place = np.array([[_place_distance(rows.places(i), cols.places(j), config.cut_place_max_size_ratio)
                        for j in range(m)] for i in range(n)])
+    # place only supports colours (module doc): where no colours compare, it does not pick the pair either (a
+    # close-up's body box can stand where someone else stood in the wide shot)
     terms = np.stack([face / config.stitch_face_match,
                       colour / config.stitch_face_appearance_max,
-                      np.minimum(place / config.cut_place_max_widths, 2.0)])
+                      np.where(np.isnan(colour), np.nan, np.minimum(place / config.cut_place_max_widths, 2.0))])
     identity = ~np.isnan(face) | ~np.isnan(colour)
-    with np.errstate(invalid="ignore"):
-        cost = np.where(identity, np.nanmean(terms, axis=0), _NO)
+    measured = (~np.isnan(terms)).sum(axis=0)
+    cost = np.where(identity, np.nansum(terms, axis=0) / np.maximum(measured, 1), _NO)
     sub = cost[np.ix_(open_rows, open_cols)]
     # faces further apart than a match say only "someone else" (dlib descriptors of small or turned faces
     # scatter 0.5-0.8 from everyone), places further than the bound likewise
