@@ -93,6 +93,22 @@ def index_ray(landmarks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return xy[:, INDEX_TIP].copy(), direction
 
 
+# a pointing index goes on roughly where the forearm goes: the wrist bends back or forward at most about 70-80
+# degrees, so an "index" further than this from the elbow -> wrist direction is a hand folded on the body (arms
+# crossed) read as pointing. Pointing rows of the DeePoint clips: 0.5-32 degrees; crossed arms (bus.jpg): 141-163
+MAX_INDEX_FROM_FOREARM_DEG = 90.0
+
+
+def index_follows_forearm(direction: np.ndarray, forearm: np.ndarray) -> bool:
+    """Whether an index ray (2,) points within MAX_INDEX_FROM_FOREARM_DEG of the forearm (elbow -> wrist, (2,),
+    the same image units): a hand can point only where its wrist can bend to. True when either is unknown."""
+    direction, forearm = np.asarray(direction, np.float64), np.asarray(forearm, np.float64)
+    lengths = float(np.linalg.norm(direction) * np.linalg.norm(forearm))
+    if not np.isfinite(lengths) or lengths <= _EPS:
+        return True
+    return float(direction @ forearm) >= np.cos(np.radians(MAX_INDEX_FROM_FOREARM_DEG)) * lengths
+
+
 def arm_extension(shoulder: np.ndarray, elbow: np.ndarray, wrist: np.ndarray) -> np.ndarray:
     """(N,) straightness of N arms: shoulder-wrist distance / (upper arm + forearm), 1 = straight.
     Inputs are (N, 2) points in any common image coordinates; NaN where a joint is missing."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from detectors.gaze import GazeEstimate, gaze_from_face_mesh, gaze_from_keypoints
-from detectors.hands import arm_raised, index_ray, open_palm_score, pointing_score
+from detectors.hands import arm_raised, index_follows_forearm, index_ray, open_palm_score, pointing_score
 from detectors.keypoints import ARMS, hand_boxes_from_arm, head_box, visible
 from detectors.mediapipe_models import Face, MediaPipeModels, head_carries_gaze
 from detectors.mirror import flipped_boxes, flipped_gaze, flipped_hand, merged_gaze_reads, merged_hand_reads
@@ -195,9 +195,11 @@ class PersonRefiner:
                 continue
             origin, direction = index_ray(landmarks[None])
             conf = score * hand_score
+            forearm = keypoints[wrist, :2] - keypoints[elbow, :2]
+            if np.isfinite(direction).all() and not index_follows_forearm(direction[0], forearm):
+                continue  # the "index" points back along the arm (a hand folded on the body): not pointing
             if not np.isfinite(direction).all():
                 # hand resolved as pointing but the finger is foreshortened: fall back to the forearm
-                forearm = keypoints[wrist, :2] - keypoints[elbow, :2]
                 norm = np.linalg.norm(forearm)
                 if norm <= 0:
                     continue

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pyarrow.dataset as ds
 import pytest
 
@@ -152,3 +153,28 @@ def test_a_point_past_the_man_it_passes_in_front_of_names_nobody(zidane_run):
     assert not [e for e in events if e["event_type"] == "gaze_at" and e["persons_involved"] == [pointer]]
     for item in _table(zidane_run, "qa", "zidane"):
         assert f"Person {pointer} points at" not in item["question"] + item["answer"], item
+
+
+def test_arms_crossed_far_off_are_no_pointing(tmp_path):
+    """ultralytics' zidane.jpg for 1.5 s, then bus.jpg letterboxed into the same 1280x720 (people about two thirds
+    of the frame tall) for 1.5 s: the bus's bearded man stands with his arms crossed, and his hand folded on his
+    chest was read as an index pointing back along his forearm (in this encoding of the frames). Only the man
+    in the first shot points."""
+    import cv2
+    import ultralytics
+
+    from tests.shared_media import run_socialtrace
+    from tests.video_edits import write_edit
+
+    bus = cv2.imread(str(Path(ultralytics.__file__).parent / "assets" / "bus.jpg"))
+    width = int(round(bus.shape[1] * 720 / bus.shape[0]))
+    frame = np.zeros((720, 1280, 3), np.uint8)
+    frame[:, (1280 - width) // 2:(1280 - width) // 2 + width] = cv2.resize(bus, (width, 720), interpolation=cv2.INTER_AREA)
+    pointing = cv2.imread(str(Path(ultralytics.__file__).parent / "assets" / "zidane.jpg"))
+    write_edit(tmp_path / "bus.mp4", [[pointing] * 38, [frame] * 38], 25.0)
+    run_socialtrace([str(tmp_path / "bus.mp4")], tmp_path / "out")
+    tracks = [r for r in _table(tmp_path / "out", "tracks", "bus") if r["shot_id"] == 1]
+    assert len({r["person_id"] for r in tracks}) >= 3
+    assert not [r for r in tracks if r["pointing"]]
+    events = _table(tmp_path / "out", "events", "bus")
+    assert [e["shot_id"] for e in events if e["event_type"] == "pointing"] == [0]

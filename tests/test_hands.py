@@ -181,3 +181,18 @@ def test_an_elbow_collapsed_onto_the_hand_is_not_a_straight_arm():
     wrist = np.array([[-8.0, 170.0], [260.0, 100.0]])
     assert arm_raised(shoulder, elbow, wrist, hip, 0.6, 35.0).tolist() == [True, True]  # what it read before
     assert arm_raised(shoulder, elbow, wrist, hip, 0.6, 35.0, min_forearm_ratio=0.35).tolist() == [False, True]
+
+
+def test_an_index_pointing_back_along_the_forearm_is_no_pointing_hand():
+    """The wrist bends about 70-80 degrees at most: an index ray more than 90 degrees from the forearm is a hand
+    folded on the body (bus.jpg's man with his arms crossed, 141-163 degrees), not a finger pointing."""
+    from detectors.hands import index_follows_forearm
+
+    forearm = np.array([30.0, 0.0])  # elbow -> wrist, to the right
+    assert index_follows_forearm(np.array([1.0, 0.0]), forearm)
+    assert index_follows_forearm(np.array([np.cos(np.radians(60)), -np.sin(np.radians(60))]), forearm)
+    assert not index_follows_forearm(np.array([-0.98, -0.22]), forearm)  # the crossed arms' "index"
+    assert not index_follows_forearm(np.array([np.cos(np.radians(100)), np.sin(np.radians(100))]), forearm)
+    # unknown forearm or ray: no evidence against
+    assert index_follows_forearm(np.array([-1.0, 0.0]), np.array([0.0, 0.0]))
+    assert index_follows_forearm(np.array([np.nan, 0.0]), forearm)
