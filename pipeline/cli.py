@@ -21,11 +21,12 @@ from pipeline.plurals import plural
 
 def _flags_show_no_type() -> None:
     """Typer 0.2x's rich help prints a type after every option, `<bool>` after flags (--overwrite, --help)
-    too, which reads as if they took a value; flags show none. (Typer has no setting for it.)"""
+    too, which reads as if they took a value; flags show none. (Typer has no setting for it.) Typer versions
+    without that method (the range pyproject allows) keep their own help."""
     from typer.core import TyperOption
 
-    shown = TyperOption.display_type_rich
-    if getattr(shown, "socialtrace", False):
+    shown = getattr(TyperOption, "display_type_rich", None)
+    if shown is None or getattr(shown, "socialtrace", False):
         return
 
     def display_type_rich(self, ctx):

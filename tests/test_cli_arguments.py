@@ -68,3 +68,19 @@ def test_one_weights_file_one_config_hash(tmp_path):
     assert other != default
     assert hashed("yolo", str(copy.parent / "." / copy.name), True) == other
     assert hashed("mediapipe", "yolo11n-pose.pt", False) == hashed("mediapipe", "anything.pt", False)
+
+
+def test_the_help_patch_leaves_a_typer_without_its_hook_alone(monkeypatch):
+    """The command line must import under every Typer pyproject allows: one without the rich-help method the
+    flags patch wraps (a GPU machine's preinstalled Typer had none) keeps its own help, and `--help` works."""
+    import typer.core
+
+    from pipeline import cli
+
+    without_hook = type("TyperOption", (), {})
+    monkeypatch.setattr(typer.core, "TyperOption", without_hook)
+    cli._flags_show_no_type()  # no AttributeError
+    assert not hasattr(without_hook, "display_type_rich")
+    monkeypatch.undo()
+    result = CliRunner().invoke(app, ["run", "--help"])
+    assert result.exit_code == 0 and "--out" in result.output
