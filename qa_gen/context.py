@@ -131,6 +131,11 @@ class VideoContext:
         return self.looks is not None and not any(
             self.looks.may_look_at(p, target, a, b, self.who_margin_deg, self.step / 2) for p in people)
 
+    def may_be_on(self, p: int, target: Target, a: float, b: float) -> bool:
+        """Is ``p``'s gaze measured within ``who_margin_deg`` of ``target`` at every sampled frame of [a, b]:
+        could the look be on it all along (no false option about where ``p`` looks)?"""
+        return self.looks is not None and self.looks.near_throughout(p, target, a, b, self.who_margin_deg, self.step / 2)
+
     def seen_apart(self, p: int, q: int, a: float, b: float) -> bool:
         """Is ``p`` or ``q`` seen looking away from the other at every sampled frame of [a, b]: no eye contact
         between them there? Never without gaze directions."""

@@ -96,6 +96,36 @@ class LookGeometry:
             return [] if row[3] is None else [row[3]]
         return list(row[4]) or None  # hands not boxed on a person in view: they could be anywhere near
 
+    def near_throughout(self, pid: int, target: Target, a: float, b: float, margin_deg: float,
+                        tolerance: float) -> bool:
+        """Is ``pid``'s gaze measured within ``margin_deg`` of ``target`` at every sampled frame within [a, b]
+        (± ``tolerance``), the target placed at each (the same angles as ``may_look_at``)? Then the look could as
+        well be on it all along. No frames, no direction or no place: no."""
+        rows = self._rows_in(pid, a, b, tolerance)
+        if not rows:
+            return False
+        cos_margin = float(np.cos(np.radians(margin_deg)))
+        for t, origin, direction, _, _ in rows:
+            if direction is None:
+                return False
+            if target.kind == "camera":
+                toward_lens = -camera_sight_lines(origin, self.aspect)[0]
+                if direction @ toward_lens / np.linalg.norm(toward_lens) <= cos_margin:
+                    return False
+                continue
+            places = self._places(target, t, tolerance)
+            image_ray = project_directions(origin, direction, self.aspect)[0]
+            if not places or np.linalg.norm(image_ray) < 1e-9:
+                return False
+            near = False
+            for place in places:
+                to_target = (place - origin) * np.array([self.aspect, 1.0])
+                norm = np.linalg.norm(image_ray) * np.linalg.norm(to_target)
+                near = near or (norm > 1e-12 and image_ray @ to_target / norm > cos_margin)
+            if not near:
+                return False
+        return True
+
     def may_look_at(self, pid: int, target: Target, a: float, b: float, margin_deg: float,
                     tolerance: float) -> bool:
         """Could ``pid`` be looking at ``target`` at some sampled frame within [a, b] (± ``tolerance``)?

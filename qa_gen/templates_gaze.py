@@ -64,7 +64,9 @@ def t1_gaze_target(ctx: VideoContext) -> Iterator[Candidate]:
         # model picks it without watching
         by_kind: dict[str, list[str]] = {}
         for t in _target_pool(ctx, a, b, e.actor):
-            if t.key not in seen:
+            # an option the look is measured near all along is no false option (a look between the lens and a
+            # face, read "camera" on some samples and "Person 0" on others)
+            if t.key not in seen and not ctx.may_be_on(e.actor, t, a, b):
                 by_kind.setdefault(target_class(t, e.actor), []).append(target_phrase(t, e.actor))
         by_kind = {k: [p for p in v if p != correct] for k, v in by_kind.items()}
         kinds = sorted(k for k, v in by_kind.items() if v)
@@ -73,7 +75,7 @@ def t1_gaze_target(ctx: VideoContext) -> Iterator[Candidate]:
         distractors = pick_distractors(rng, firsts, [p for v in by_kind.values() for p in v], correct)
         if len(distractors) < 3:  # few people: one's own hands and the camera are always there to look at
             fillers = [target_phrase(t, e.actor) for t in (Target("hands", e.actor), Target("camera"))
-                       if t.key not in seen]
+                       if t.key not in seen and not ctx.may_be_on(e.actor, t, a, b)]
             distractors += pick_distractors(rng, fillers, [], correct, 3 - len(distractors))
             distractors = list(dict.fromkeys(distractors))
         q = choose(rng, ["Who or what is {p} looking at between {a} and {b} seconds?",

@@ -169,3 +169,55 @@ def test_who_turns_to_a_pointed_object_names_only_people_seen_looking_away_from_
     assert "Person 3" in c3_text(unread=False) and "Person 4" in c3_text(unread=False)
     assert "Person 3" in c3_text(unread=True) and "Person 4" not in c3_text(unread=True)
     assert "Person 3" not in c3_text(unread=False, placed=False)
+
+
+def test_a_look_is_near_a_target_throughout_only_when_measured_near_it_at_every_sample() -> None:
+    origins = {0: (0.3, 0.4), 1: (0.7, 0.4)}
+    margin = QAConfig().who_margin_deg
+    looks = LookGeometry(table_from_rows(_rows(origins, {0: _toward_lens(origins[0], 5.0)}), TRACKS_SCHEMA), ASPECT)
+    assert looks.near_throughout(0, Target("camera"), 0.0, 1.0, margin, STEP / 2)
+    looks = LookGeometry(table_from_rows(_rows(origins, {0: _toward_lens(origins[0], margin + 5)}), TRACKS_SCHEMA), ASPECT)
+    assert not looks.near_throughout(0, Target("camera"), 0.0, 1.0, margin, STEP / 2)
+    right, up = [0.9, 0.0, 0.436], [0.0, -0.9, 0.436]
+    looks = LookGeometry(table_from_rows(_rows(origins, {0: right}), TRACKS_SCHEMA), ASPECT)
+    assert looks.near_throughout(0, Target("person", 1), 0.0, 1.0, margin, STEP / 2)
+    # one sample turned away, one without a direction, a target the rows cannot place: not near throughout
+    rows = _rows(origins, {0: right})
+    rows[2]["gaze_dir"] = up
+    assert not LookGeometry(table_from_rows(rows, TRACKS_SCHEMA), ASPECT).near_throughout(
+        0, Target("person", 1), 0.0, 1.0, margin, STEP / 2)
+    rows[2]["gaze_dir"] = None
+    assert not LookGeometry(table_from_rows(rows, TRACKS_SCHEMA), ASPECT).near_throughout(
+        0, Target("person", 1), 0.0, 1.0, margin, STEP / 2)
+    assert not looks.near_throughout(0, Target("object", label="cup"), 0.0, 1.0, margin, STEP / 2)
+    assert not looks.near_throughout(0, Target("person", 1), 5.0, 6.0, margin, STEP / 2)
+
+
+def test_a_look_between_the_lens_and_a_face_offers_neither_as_a_false_option() -> None:
+    """zidane.jpg's man behind looks between the lens and the other man's face: his reads say "the camera" on some
+    samples and "Person 0" on others, and an item on each offered the other as the wrong option. A T1 option the
+    look is measured near throughout is no false option."""
+    n, frames = 2, 6
+    scene = Scene("v", n, frames, [[True] * frames for _ in range(n)], [[CAMERA] * frames] + [[None] * frames] * (n - 1))
+    origins = {0: (0.77, 0.22), 1: (0.48, 0.38)}  # zidane.jpg's two heads
+    between = list(np.array([-0.447, 0.157, -0.880]) / np.linalg.norm([-0.447, 0.157, -0.880]))  # his read
+    rows = tracks_table(scene).to_pylist()
+    for r in rows:
+        p = r["person_id"]
+        r["gaze_origin"] = list(origins[p])
+        r["head_bbox"] = [origins[p][0] - 0.05, origins[p][1] - 0.08, origins[p][0] + 0.05, origins[p][1] + 0.08]
+        # person 0 looks 12 degrees off the lens, in the image 12 degrees off person 1's face; person 1 looks down
+        r["gaze_dir"] = between if p == 0 else [0.0, 1.0, 0.0]
+
+    def offered(with_looks: bool) -> list[list[str]]:
+        tracks = table_from_rows(rows, TRACKS_SCHEMA)
+        qa, _ = generate_clip_qa(events_table(scene), tracks, QAConfig(), seed=0, clip_duration=scene.duration,
+                                 aspect=ASPECT if with_looks else None)
+        return [r["options"] for r in qa.to_pylist() if r["template"] == "T1.target" and "Person 0" in r["question"]]
+
+    looks = LookGeometry(table_from_rows(rows, TRACKS_SCHEMA), ASPECT)
+    assert looks.near_throughout(0, Target("person", 1), 0.0, 3.0, QAConfig().who_margin_deg, STEP / 2)
+    assert looks.near_throughout(0, Target("camera"), 0.0, 3.0, QAConfig().who_margin_deg, STEP / 2)
+    for options in offered(True):
+        assert not any(o.endswith(") Person 1") for o in options), options
+    assert any(o.endswith(") Person 1") for options in offered(False) for o in options)  # without the looks: offered
