@@ -99,32 +99,12 @@ class LookGeometry:
     def near_throughout(self, pid: int, target: Target, a: float, b: float, margin_deg: float,
                         tolerance: float) -> bool:
         """Is ``pid``'s gaze measured within ``margin_deg`` of ``target`` at every sampled frame within [a, b]
-        (± ``tolerance``), the target placed at each (the same angles as ``may_look_at``)? Then the look could as
+        (± ``tolerance``), the target placed at each (the angles of ``may_look_at``)? Then the look could as
         well be on it all along. No frames, no direction or no place: no."""
         rows = self._rows_in(pid, a, b, tolerance)
-        if not rows:
-            return False
         cos_margin = float(np.cos(np.radians(margin_deg)))
-        for t, origin, direction, _, _ in rows:
-            if direction is None:
-                return False
-            if target.kind == "camera":
-                toward_lens = -camera_sight_lines(origin, self.aspect)[0]
-                if direction @ toward_lens / np.linalg.norm(toward_lens) <= cos_margin:
-                    return False
-                continue
-            places = self._places(target, t, tolerance)
-            image_ray = project_directions(origin, direction, self.aspect)[0]
-            if not places or np.linalg.norm(image_ray) < 1e-9:
-                return False
-            near = False
-            for place in places:
-                to_target = (place - origin) * np.array([self.aspect, 1.0])
-                norm = np.linalg.norm(image_ray) * np.linalg.norm(to_target)
-                near = near or (norm > 1e-12 and image_ray @ to_target / norm > cos_margin)
-            if not near:
-                return False
-        return True
+        closeness = [self._closeness(row, target, tolerance) for row in rows]
+        return bool(rows) and all(c is not None and c > cos_margin for c in closeness)
 
     def may_look_at(self, pid: int, target: Target, a: float, b: float, margin_deg: float,
                     tolerance: float) -> bool:
@@ -133,26 +113,31 @@ class LookGeometry:
         camera, the angle to the line toward the lens; for a person's face or hands, the angle in the image
         between the gaze's perspective image and the line to them. No frames: yes (nothing rules it out)."""
         rows = self._rows_in(pid, a, b, tolerance)
-        if not rows:
-            return True
         cos_margin = float(np.cos(np.radians(margin_deg)))
-        for t, origin, direction, _, _ in rows:
-            if direction is None:
-                return True
-            if target.kind == "camera":
-                toward_lens = -camera_sight_lines(origin, self.aspect)[0]
-                if direction @ toward_lens / np.linalg.norm(toward_lens) > cos_margin:
-                    return True
-                continue
-            places = self._places(target, t, tolerance)
-            if places is None:
-                return True
-            image_ray = project_directions(origin, direction, self.aspect)[0]
-            if places and np.linalg.norm(image_ray) < 1e-9:
-                return True  # a look straight at or away from the lens: no side of the image to rule out
-            for place in places:
-                to_target = (place - origin) * np.array([self.aspect, 1.0])
-                norm = np.linalg.norm(image_ray) * np.linalg.norm(to_target)
-                if norm < 1e-12 or image_ray @ to_target / norm > cos_margin:
-                    return True
-        return False
+        return not rows or any(c is None or c > cos_margin for c in (self._closeness(r, target, tolerance) for r in rows))
+
+    def _closeness(self, row: tuple, target: Target, tolerance: float) -> Optional[float]:
+        """The cosine of the angle between one row's gaze and ``target`` (the nearest of its places): for the
+        camera, to the line toward the lens; else in the image. None where it cannot be measured (no direction,
+        a target the rows cannot place, a look straight along the lens axis); -inf where the target is not in
+        view; +inf where the gaze starts on it."""
+        t, origin, direction, _, _ = row
+        if direction is None:
+            return None
+        if target.kind == "camera":
+            toward_lens = -camera_sight_lines(origin, self.aspect)[0]
+            return float(direction @ toward_lens / np.linalg.norm(toward_lens))
+        places = self._places(target, t, tolerance)
+        if places is None:
+            return None
+        if not places:
+            return -np.inf
+        image_ray = project_directions(origin, direction, self.aspect)[0]
+        if np.linalg.norm(image_ray) < 1e-9:
+            return None  # a look straight at or away from the lens: no side of the image to rule out
+        best = -np.inf
+        for place in places:
+            to_target = (place - origin) * np.array([self.aspect, 1.0])
+            norm = np.linalg.norm(image_ray) * np.linalg.norm(to_target)
+            best = max(best, np.inf if norm < 1e-12 else float(image_ray @ to_target / norm))
+        return best
