@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pyarrow.dataset as ds
 import pytest
 
@@ -123,15 +122,11 @@ def zidane_run(tmp_path_factory):
     """ultralytics' zidane.jpg (in its wheel; nobody tuned on it) held for 2 s, run as a user runs it: the
     man on the left shouts and points to the right, past the man standing behind him, who looks out of
     the picture."""
-    import cv2
-    import ultralytics
-
     from tests.shared_media import run_socialtrace
-    from tests.video_edits import write_edit
+    from tests.video_edits import ultralytics_still, write_edit
 
     folder = tmp_path_factory.mktemp("zidane")
-    image = cv2.imread(str(Path(ultralytics.__file__).parent / "assets" / "zidane.jpg"))
-    write_edit(folder / "zidane.mp4", [[image] * 50], 25.0)
+    write_edit(folder / "zidane.mp4", [[ultralytics_still("zidane")] * 50], 25.0)
     run_socialtrace([str(folder / "zidane.mp4")], folder / "out")
     return folder / "out"
 
@@ -160,18 +155,11 @@ def test_arms_crossed_far_off_are_no_pointing(tmp_path):
     of the frame tall) for 1.5 s: the bus's bearded man stands with his arms crossed, and his hand folded on his
     chest was read as an index pointing back along his forearm (in this encoding of the frames). Only the man
     in the first shot points."""
-    import cv2
-    import ultralytics
-
     from tests.shared_media import run_socialtrace
-    from tests.video_edits import write_edit
+    from tests.video_edits import letterboxed, ultralytics_still, write_edit
 
-    bus = cv2.imread(str(Path(ultralytics.__file__).parent / "assets" / "bus.jpg"))
-    width = int(round(bus.shape[1] * 720 / bus.shape[0]))
-    frame = np.zeros((720, 1280, 3), np.uint8)
-    frame[:, (1280 - width) // 2:(1280 - width) // 2 + width] = cv2.resize(bus, (width, 720), interpolation=cv2.INTER_AREA)
-    pointing = cv2.imread(str(Path(ultralytics.__file__).parent / "assets" / "zidane.jpg"))
-    write_edit(tmp_path / "bus.mp4", [[pointing] * 38, [frame] * 38], 25.0)
+    frame = letterboxed(ultralytics_still("bus"), (1280, 720))
+    write_edit(tmp_path / "bus.mp4", [[ultralytics_still("zidane")] * 38, [frame] * 38], 25.0)
     run_socialtrace([str(tmp_path / "bus.mp4")], tmp_path / "out")
     tracks = [r for r in _table(tmp_path / "out", "tracks", "bus") if r["shot_id"] == 1]
     assert len({r["person_id"] for r in tracks}) >= 3

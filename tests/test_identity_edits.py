@@ -15,7 +15,8 @@ from pipeline.clip import ClipSpec
 from pipeline.config import Config
 from pipeline.consistency import check_events_table
 from pipeline.perception import PerceptionWorker
-from tests.video_edits import clip_frames, cropped, identity_across_cutaway, write_edit, zoomed
+from tests.video_edits import (clip_frames, cropped, identity_across_cutaway, letterboxed, ultralytics_still,
+                                write_edit, zoomed)
 
 EDIT_FPS = 10.0
 EDIT_SIZE = (640, 360)
@@ -35,21 +36,6 @@ def _other_light(frames: list[np.ndarray]) -> list[np.ndarray]:
     return [np.clip(f.astype(np.float32) * gains, 0, 255).astype(np.uint8) for f in frames]
 
 
-def _ultralytics_stills() -> tuple[np.ndarray, np.ndarray]:
-    """zidane.jpg and bus.jpg from ultralytics' wheel as BGR frames of EDIT_SIZE (the bus letterboxed)."""
-    import cv2
-    import ultralytics
-
-    assets = Path(ultralytics.__file__).parent / "assets"
-    pointing = cv2.resize(cv2.imread(str(assets / "zidane.jpg")), EDIT_SIZE, interpolation=cv2.INTER_AREA)
-    bus = cv2.imread(str(assets / "bus.jpg"))
-    width = int(round(bus.shape[1] * EDIT_SIZE[1] / bus.shape[0]))
-    letterboxed = np.zeros((EDIT_SIZE[1], EDIT_SIZE[0], 3), np.uint8)
-    left = (EDIT_SIZE[0] - width) // 2
-    letterboxed[:, left:left + width] = cv2.resize(bus, (width, EDIT_SIZE[1]), interpolation=cv2.INTER_AREA)
-    return pointing, letterboxed
-
-
 @pytest.fixture(scope="module")
 def runs(media_dir: Path, tmp_path_factory) -> dict:
     """name -> (tracks rows, piece start times, duration) of each edit, perceived once."""
@@ -64,7 +50,7 @@ def runs(media_dir: Path, tmp_path_factory) -> dict:
     # footage nobody tuned on: ultralytics' zidane.jpg (a man points past the man behind him; the one's box runs
     # along his arm over the other), bus.jpg letterboxed as the cutaway, zidane.jpg again as it was and under
     # other light
-    pointing, bus = _ultralytics_stills()
+    pointing, bus = (letterboxed(ultralytics_still(name), EDIT_SIZE) for name in ("zidane", "bus"))
     held = int(round(2.0 * EDIT_FPS))
     edits["cutaway zidane.jpg"] = [[pointing] * held, [bus] * int(round(CUTAWAY_SECONDS * EDIT_FPS)), [pointing] * held]
     edits["cutaway zidane.jpg other light"] = edits["cutaway zidane.jpg"][:2] + [_other_light([pointing] * held)]

@@ -49,6 +49,22 @@ def cropped(frames: list[np.ndarray], box: tuple[float, float, float, float], si
     return [cv2.resize(f[y1:y2, x1:x2], size, interpolation=cv2.INTER_CUBIC) for f in frames]
 
 
+def ultralytics_still(name: str) -> np.ndarray:
+    """One of the two photos in ultralytics' wheel (``zidane``, ``bus``) as a BGR image: footage nobody tuned on."""
+    import ultralytics
+
+    return cv2.imread(str(Path(ultralytics.__file__).parent / "assets" / f"{name}.jpg"))
+
+
+def letterboxed(image: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """``image`` scaled to the height of ``size`` (w, h) and centred on a black frame of that size."""
+    width = int(round(image.shape[1] * size[1] / image.shape[0]))
+    frame = np.zeros((size[1], size[0], 3), np.uint8)
+    left = (size[0] - width) // 2
+    frame[:, left:left + width] = cv2.resize(image, (width, size[1]), interpolation=cv2.INTER_AREA)
+    return frame
+
+
 def write_edit(path: Path, pieces: list[list[np.ndarray]], fps: float) -> list[float]:
     """Write the pieces one after another (BGR frames of one size); returns each piece's start time. One
     encoder thread: the same edit, byte for byte, on every run."""
