@@ -124,6 +124,19 @@ class FrameObservations:
             index = [int(index)]
         return FrameObservations(**{f.name: getattr(self, f.name)[index] for f in fields(self)})
 
+    def translated(self, dx: float, dy: float) -> "FrameObservations":
+        """A copy with every position (boxes, keypoints, gaze and pointing origins) moved by (dx, dy),
+        normalised: the same people in another frame of reference (tracking takes camera moves out)."""
+        shift2 = np.array([dx, dy], np.float32)
+        shift4 = np.concatenate([shift2, shift2])
+        keypoints = self.keypoints.copy()
+        keypoints[..., :2] += shift2
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values.update(xyxy=self.xyxy + shift4, head_xyxy=self.head_xyxy + shift4, keypoints=keypoints,
+                      gaze_origin=self.gaze_origin + shift2, hand_xyxy=self.hand_xyxy + shift4,
+                      point_origin=self.point_origin + shift2)
+        return FrameObservations(**values)
+
     @classmethod
     def empty(cls) -> "FrameObservations":
         return cls(xyxy=np.zeros((0, 4), np.float32), confidence=np.zeros(0, np.float32))

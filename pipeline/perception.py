@@ -29,6 +29,7 @@ from detectors.objects import FrameObjects
 from detectors.observation import GAZE_SOURCE_FACE_MESH, GAZE_SOURCE_KEYPOINTS, FrameObservations
 from detectors.referents import REFERENT_LABEL, referents_in_frames
 from pipeline import schema
+from pipeline.camera_motion import CameraPath, shot_relative
 from pipeline.clip import ClipSpec, PerceptionResult
 from pipeline.config import Config
 from pipeline.prefetch import Prefetcher
@@ -97,6 +98,7 @@ class PerceptionWorker:
             info = probe(clip.uri)
         shots = ShotDetector(threshold=sampling.scene_threshold, min_seconds=sampling.scene_min_seconds,
                              min_change=sampling.scene_min_change)
+        camera = CameraPath() if self.config.tracking.camera_motion else None
         observations: list[FrameObservations] = []
         objects: list[FrameObjects] = []
         referents: list[FrameObjects] = []
@@ -113,8 +115,10 @@ class PerceptionWorker:
         decode_end = None if clip.end_s is None else clip.end_s + SHOT_LOOKAHEAD_FRAMES / sampling.fps
         # every decoded frame (not only the sampled ones) goes to the shot detector, in the decode thread
         # a clip that runs to the video's end also samples its last frame (iter_frames' sample_end)
+        # ...and to the camera-move estimate (pipeline/camera_motion.py), in the same pass
         decode = partial(iter_frames, clip.uri, sampling.fps, sampling.max_side, clip.start_s, decode_end,
-                         on_decoded=shots.push_frame, sample_end=True)
+                         on_decoded=shots.push_frame if camera is None else _both(shots.push_frame, camera.push_frame),
+                         sample_end=True)
         depth = 2 * max(1, self.config.detector.batch_size)
         with closing(Prefetcher(decode, depth)) as frames:
             while True:
@@ -152,8 +156,9 @@ class PerceptionWorker:
         shot_starts = shots.shot_starts(times_array)
         objects = _with_referents(objects, referents, times_array, shot_ids, self.config.referents.carry_seconds)
         with _timed(timings, "track"):
+            camera_moves = shot_relative(camera.offsets(times_array), shot_ids) if camera is not None else None
             people = assign_person_ids(observations, times_array, shot_ids, self.config.tracking, self.config.sampling.fps,
-                                       faces)
+                                       faces, camera_moves)
             object_ids = (assign_object_ids(objects, shot_ids, self.config.tracking, self.config.sampling.fps,
                                             self.config.detector.object_conf)
                           if objects is not None else None)
@@ -219,6 +224,14 @@ def _with_referents(detected: list[FrameObjects], referents: list[FrameObjects],
     if not detected:
         return referents
     return [FrameObjects.concat([d, r]) for d, r in zip(detected, referents)]
+
+
+def _both(first, second):
+    """One decoded-frame callback that feeds two readers."""
+    def feed(t, frame):
+        first(t, frame)
+        second(t, frame)
+    return feed
 
 
 @contextmanager

@@ -388,12 +388,12 @@ class ShotDetector:
 
     def push_frame(self, t: float, frame: av.VideoFrame) -> None:
         """Feed the next decoded frame (any pixel format) at time ``t`` (seconds, increasing)."""
-        self._push(t, _small_grey(frame, self.WORK_WIDTH))
+        self._push(t, small_grey(frame, self.WORK_WIDTH))
 
     def push_image(self, t: float, image: np.ndarray) -> None:
         """Feed the next frame as an RGB (or grey) uint8 image at time ``t``."""
         grey = image if image.ndim == 2 else cv2.cvtColor(np.ascontiguousarray(image), cv2.COLOR_RGB2GRAY)
-        self._push(t, _shrink(grey, self.WORK_WIDTH))
+        self._push(t, shrink_grey(grey, self.WORK_WIDTH))
 
     def _push(self, t: float, grey: np.ndarray) -> None:
         if self._times and t <= self._times[-1]:
@@ -467,7 +467,7 @@ def _grey_change(earlier: np.ndarray, later: np.ndarray) -> float:
     return float(np.abs(later - earlier).mean())
 
 
-def _shrink(grey: np.ndarray, width: int) -> np.ndarray:
+def shrink_grey(grey: np.ndarray, width: int) -> np.ndarray:
     """A grey image area-averaged to ``width`` pixels wide (aspect kept), as float32."""
     height_in, width_in = grey.shape[:2]
     step = max(1, width_in // (4 * width))  # stride first: area-averaging 1080p in full costs 5x more
@@ -480,14 +480,14 @@ _LUMA_FORMATS = {"gray", "yuv420p", "yuvj420p", "yuv422p", "yuvj422p", "yuv444p"
                  "yuv410p", "yuv411p", "yuv440p", "yuva420p"}
 
 
-def _small_grey(frame: av.VideoFrame, width: int) -> np.ndarray:
+def small_grey(frame: av.VideoFrame, width: int) -> np.ndarray:
     """A decoded frame as a small grey image: its luma plane read in place where the format has one."""
     if frame.format.name in _LUMA_FORMATS:
         plane = frame.planes[0]
         luma = np.frombuffer(plane, np.uint8).reshape(plane.height, plane.line_size)[:, : plane.width]
     else:
         luma = frame.to_ndarray(format="gray")
-    return _shrink(luma, width)
+    return shrink_grey(luma, width)
 
 
 def assign_shots(images: list[np.ndarray], fps: float, threshold: float = 3.0, min_seconds: float = 0.6,

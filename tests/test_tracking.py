@@ -558,7 +558,9 @@ def test_motion_alone_does_not_join_against_the_persons_own_motion_when_another_
 
     config = Config().tracking
     assert not mixed(stitch_tracklets(right + left, config))
-    assert mixed(stitch_tracklets(right + left, replace(config, stitch_motion_rival_margin=0.0)))
+    # without this rule the nearer-alternative test now keeps them apart too: the right-walker's own 17.0 s box,
+    # seen beside hers, stands nearer to where he was heading (stitching._better_continuation)
+    assert not mixed(stitch_tracklets(right + left, replace(config, stitch_motion_rival_margin=0.0)))
     # the rule itself: the right-walker's velocity (16.0 -> 16.5) puts him at his own 17.0 s box, not hers
     assert motion_rival(right[:2], [left[2]], right[1], left[2], [right[2], left[1]], 0.5)
     # one sighting has no velocity; a join that follows the motion has no rival; nobody else, no rival
@@ -907,3 +909,37 @@ def test_a_fast_walker_at_2_fps_is_followed_by_his_own_motion_unless_someone_con
     people = assign_person_ids(frames, np.arange(9) / 2.0, np.zeros(9, int), CONFIG.tracking, 2.0)
     assert people[0].tracker_id[0] != people[2].tracker_id[0]  # her id does not go on with the man
     assert len({int(f.tracker_id[0]) for f in people[2:]}) == 1
+
+
+def _row_under_a_pan(pan: Callable[[float], float], n: int = 7, spacing: float = 0.2):
+    """People in alike shirts standing in a row (scene x = 0.1 + k x ``spacing``) while the camera pans right by
+    ``pan(t)`` of the frame width: in the picture each stands at scene x - pan(t), seen while wholly inside."""
+    def at(x: float):
+        return lambda t: (x - pan(t), 0.5) if 0.08 <= x - pan(t) <= 0.92 else None
+    return [Person(f"p{k}", "blue", at(0.1 + spacing * k)) for k in range(n)]
+
+
+def test_a_whip_pan_across_a_row_of_alike_people_keeps_each_their_id() -> None:
+    """At 2 fps a whip pan moves the picture by one person's spacing between samples: each person's box lands
+    where their neighbour's was, and box overlap alone hands every id on to the neighbour. With the camera's
+    move (pipeline/camera_motion.py) taken out, each keeps their own id and no id covers two people."""
+    fps = 2.0
+    pan = lambda t: 0.4 * min(t, 1.0)  # noqa: E731 - 0.2 frame widths between samples, then still
+    observations, times, shots, truth = _scene(_row_under_a_pan(pan), 3.0, fps=fps)
+    moves = np.array([[-pan(t), 0.0] for t in times])  # the content moves left as the camera pans right
+    config = Config().replace(sampling={"fps": fps}).tracking
+    ids = _identities(assign_person_ids(observations, times, shots, config, fps, camera_moves=moves), observations, truth)
+    assert all(len(v) == 1 for v in ids.values()), ids
+    owners = [pid for v in ids.values() for pid in v]
+    assert len(owners) == len(set(owners)), ids  # no id over two people
+    assert len(ids) >= 5
+
+
+def test_camera_moves_change_nothing_where_the_camera_stands_still() -> None:
+    """All-zero camera moves are no moves: the same ids as without them."""
+    people = [Person("left_to_right", "green", _walk(0.1, 0.2)), Person("right_to_left", "yellow", _walk(0.9, -0.2, y=0.55))]
+    observations, times, shots, truth = _scene(people, 4.0)
+    still = assign_person_ids(observations, times, shots, CONFIG.tracking, FPS, camera_moves=np.zeros((len(times), 2)))
+    plain = assign_person_ids(observations, times, shots, CONFIG.tracking, FPS)
+    assert [r.tracker_id.tolist() for r in still] == [r.tracker_id.tolist() for r in plain]
+    assert [r.xyxy.tolist() for r in still] == [r.xyxy.tolist() for r in plain]  # the picture's boxes come out

@@ -41,6 +41,52 @@ def zoomed(frames: list[np.ndarray], final_fraction: float) -> list[np.ndarray]:
     return out
 
 
+def panned(frames: list[np.ndarray], fraction: float, shift: float, seconds: float, fps: float
+           ) -> tuple[list[np.ndarray], list[float]]:
+    """A digital pan: frame k shows a window of ``fraction`` of the frame (centred vertically) whose left side
+    slides from 0 to ``shift`` of the frame's width over the first ``seconds``, then stays, scaled back up to
+    the full size. Returns the frames and each one's window left side (normalised)."""
+    height, width = frames[0].shape[:2]
+    w, h = width * fraction, height * fraction
+    y0 = (height - h) / 2
+    out, lefts = [], []
+    for k, image in enumerate(frames):
+        left = shift * min(1.0, k / fps / seconds)
+        x0 = left * width
+        crop = image[int(round(y0)): int(round(y0 + h)), int(round(x0)): int(round(x0 + w))]
+        out.append(cv2.resize(crop, (width, height), interpolation=cv2.INTER_LINEAR))
+        lefts.append(left)
+    return out, lefts
+
+
+def ids_through_pan(reference: list[dict], pan: list[dict], lefts: list[float], fraction: float, fps: float) -> dict:
+    """Who is who in a panned copy (``panned``) of a clip: tracks rows (``person_id``, ``t``, ``bbox``) of the
+    clip as it was (``reference``) and of the pan. Each pan box is put back where it lies in the clip (its
+    window's place at that frame) and matched to the reference box of that instant it overlaps most (IoU >=
+    MATCH_IOU). Returns ``split`` (reference id -> the pan ids its boxes carry, where more than one) and
+    ``merged`` (pan id -> the reference ids its boxes were matched to, where more than one)."""
+    top = (1.0 - fraction) / 2
+    by_t: dict[float, list[dict]] = {}
+    for r in reference:
+        by_t.setdefault(round(r["t"], 3), []).append(r)
+    votes: dict[int, Counter] = {}
+    for r in pan:
+        left = lefts[min(int(round(r["t"] * fps)), len(lefts) - 1)]
+        b = np.asarray(r["bbox"], float)
+        placed = np.array([left, top, left, top]) + b * fraction
+        candidates = by_t.get(round(r["t"], 3), [])
+        overlaps = [(_iou(placed, np.asarray(c["bbox"], float)), c["person_id"]) for c in candidates]
+        best = max(overlaps, default=(0.0, None))
+        if best[0] >= MATCH_IOU:
+            votes.setdefault(r["person_id"], Counter())[best[1]] += 1
+    pan_ids_of: dict[int, set[int]] = {}
+    for pan_id, counter in votes.items():
+        for ref_id in counter:
+            pan_ids_of.setdefault(ref_id, set()).add(pan_id)
+    return {"split": {k: sorted(v) for k, v in pan_ids_of.items() if len(v) > 1},
+            "merged": {k: dict(v) for k, v in votes.items() if len(v) > 1}}
+
+
 def cropped(frames: list[np.ndarray], box: tuple[float, float, float, float], size: tuple[int, int]) -> list[np.ndarray]:
     """A fixed crop of each frame, ``box`` normalised (x1, y1, x2, y2), scaled to ``size`` (w, h): a
     close-up made from a wider shot."""

@@ -98,6 +98,10 @@ class TrackingConfig:
     # colours 0.83 in the cutaway edit of yakhyo_classroom_group; two people's faces were >= 0.41 apart)
     cut_face_sure: float = 0.25
     min_track_seconds: float = 0.3  # tracklets shorter than this (after stitching) are dropped
+    # tracking and stitching compare positions with the camera's pans and tilts taken out (read from every
+    # decoded frame, pipeline/camera_motion.py): at 2 fps a whip pan across a row of children handed each
+    # child's id to the neighbour who took their place in the picture (benchmarks/README.md, "Camera pans")
+    camera_motion: bool = True
     # long videos (pipeline/segments.py): a segment's person takes over a video-level identity when their
     # boxes overlap by at least this IoU, averaged over the frames both segments share (absence counts 0);
     # the others are matched by colours (stitch_appearance_max) to people not seen in the segment

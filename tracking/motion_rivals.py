@@ -148,8 +148,8 @@ def out_of_view_and_back(earlier_members, later_members, previous, current, marg
     out through it, the other's first box touches an edge with its group moving in (each at least
     ``MOVING_WIDTHS_PER_S``)."""
     before, after = _sides(earlier_members, later_members, previous, current)
-    for members, box, at, forward, sign in ((before, previous.boxes[-1], previous.end, True, 1.0),
-                                            (after, current.boxes[0], current.start, False, -1.0)):
+    for members, box, at, forward, sign in ((before, previous.picture_box(-1), previous.end, True, 1.0),
+                                            (after, current.picture_box(0), current.start, False, -1.0)):
         edges = frame_edge_directions(box, margin)
         if not edges:
             return False

@@ -46,13 +46,21 @@ class Tracklet:
     shot_id: int
     frames: np.ndarray  # (K,) sampled-frame indices, increasing
     times: np.ndarray  # (K,) seconds
-    boxes: np.ndarray  # (K, 4) normalised xyxy
+    boxes: np.ndarray  # (K, 4) normalised xyxy, the camera's move taken out (see assign_person_ids)
     appearance_sum: np.ndarray  # (D,) sum of the seen descriptors (each sums to 1)
     rows: list[tuple[int, int]] = field(default_factory=list)  # (frame position, row) in the input
+    # (K, 2) the camera's move taken out of each box (boxes + this = where it was in the picture); None = none
+    camera_moves: np.ndarray | None = None
 
     @property
     def start(self) -> float:
         return float(self.times[0])
+
+    def picture_box(self, k: int) -> np.ndarray:
+        """Box ``k`` where it was in the picture (frame edges are there, not in the camera-fixed frame)."""
+        if self.camera_moves is None:
+            return self.boxes[k]
+        return self.boxes[k] + np.tile(self.camera_moves[k], 2)
 
     @property
     def end(self) -> float:
@@ -114,7 +122,7 @@ def plausible_reentry(earlier: Tracklet, later: Tracklet, config: TrackingConfig
         return True
     long_gap = later.start - earlier.end > config.stitch_reentry_seconds
     margin = config.frame_edge_margin
-    return long_gap and at_frame_edge(earlier.boxes[-1], margin) and at_frame_edge(later.boxes[0], margin)
+    return long_gap and at_frame_edge(earlier.picture_box(-1), margin) and at_frame_edge(later.picture_box(0), margin)
 
 
 @dataclass
@@ -131,11 +139,13 @@ class _Group:
 
 
 def nearer_alternative(previous: Tracklet, current: Tracklet, others: list[Tracklet], ratio: float,
-                       person_frames: dict[int, set[int]] | None = None) -> bool:
+                       person_frames: dict[int, set[int]] | None = None, heading: np.ndarray | None = None) -> bool:
     """Whether another tracklet, seen between ``previous``'s end and ``current``'s start (ends included)
     and never at ``current``'s frames, has a sighting within ``ratio`` times the move from ``previous``'s
     last box to ``current``'s first of either of them: someone else could as well be the one seen, so
-    motion alone does not say who it is. ``person_frames`` (by ``id`` of a tracklet of ``others``): the
+    motion alone does not say who it is. One seen beside ``current`` counts when it is the better
+    continuation of ``previous`` (``_better_continuation``; ``heading``: where ``previous``'s person was
+    heading at ``current``'s start, ``heading_at``). ``person_frames`` (by ``id`` of a tracklet of ``others``): the
     frames of the person the tracklet is already joined into; a person seen beside both ``previous``'s
     last sighting and ``current``'s first is neither of them (yakhyo_classroom_group 1.5 -> 2.5 s: the
     glasses boy's tracklet ends at 2.0 s near where the curly-haired boy's body reappears at 2.5 s, and
@@ -148,7 +158,10 @@ def nearer_alternative(previous: Tracklet, current: Tracklet, others: list[Track
         if other.end < previous.end - 1e-6 or other.start > current.start + 1e-6:
             continue
         if current_frames & set(other.frames.tolist()):
-            continue  # seen beside it: not the same person
+            # seen beside it: not the same person, but maybe the one ``previous`` became
+            if _better_continuation(previous, current, other, person_frames, heading):
+                return True
+            continue
         if person_frames is not None and ends <= person_frames.get(id(other), set()):
             continue  # its person is seen beside both ends: neither of them
         for k in np.flatnonzero((other.times >= previous.end - 1e-6) & (other.times <= current.start + 1e-6)):
@@ -158,6 +171,35 @@ def nearer_alternative(previous: Tracklet, current: Tracklet, others: list[Track
     return False
 
 
+def heading_at(members: list[Tracklet], previous: Tracklet, at: float) -> np.ndarray:
+    """Where the person of ``members`` (``previous`` their last tracklet before a gap) is expected at time
+    ``at``: their last place moved on by their velocity over the last second (at most EXTRAPOLATE_MAX_S of it),
+    or their last place when they have none."""
+    motion = motion_at(members, previous.end, True)
+    if motion is None:
+        return previous.centre(-1)
+    velocity, centre, _ = motion
+    return centre + velocity * min(max(at - previous.end, 0.0), EXTRAPOLATE_MAX_S)
+
+
+def _better_continuation(previous: Tracklet, current: Tracklet, other: Tracklet,
+                         person_frames: dict[int, set[int]] | None, heading: np.ndarray | None = None) -> bool:
+    """Whether ``other``, seen beside ``current`` where it starts, stands nearer there to where ``previous``'s
+    person was heading (``heading``; default their last place) than ``current`` does, and is not seen beside
+    ``previous``: the one ``previous`` walked on as, as far as motion can tell. A whip pan's first frame
+    showed a boy as a sliver at the picture's edge; the next sample showed him whole and, beside him, the
+    sliver of the boy behind, which motion alone joined to the first sliver as well (yakhyo_classroom_group
+    panned, benchmarks/README.md "Camera pans")."""
+    frames = person_frames.get(id(other), set()) if person_frames is not None else set(other.frames.tolist())
+    if int(previous.frames[-1]) in frames:
+        return False
+    at = np.flatnonzero(np.abs(other.times - current.start) < 1e-6)
+    end = previous.centre(-1) if heading is None else heading
+    if not len(at):
+        return False
+    return bool(np.linalg.norm(other.centre(int(at[0])) - end) < np.linalg.norm(current.centre(0) - end))
+
+
 def unseen_widening(previous: Tracklet, current: Tracklet, config: TrackingConfig) -> bool:
     """Whether one of the two boxes meeting across a gap (``previous``'s last, ``current``'s first) is more
     than ``stitch_unseen_max_widening`` times as wide as the other and its tracklet has no colours: a box
@@ -165,7 +207,7 @@ def unseen_widening(previous: Tracklet, current: Tracklet, config: TrackingConfi
     (people entering or leaving, cut by the edge) are exempt."""
     boxes = (previous.boxes[-1], current.boxes[0])
     margin = config.frame_edge_margin
-    if any(box[0] <= margin or box[2] >= 1.0 - margin for box in boxes):
+    if any(box[0] <= margin or box[2] >= 1.0 - margin for box in (previous.picture_box(-1), current.picture_box(0))):
         return False
     widths = [float(box[2] - box[0]) for box in boxes]
     wide = int(widths[1] > widths[0])
@@ -239,7 +281,8 @@ def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig,
         if np.isnan(distance) and gap > config.stitch_unseen_max_gap_seconds + 1e-6:
             return False  # nothing but motion vouches, and only over a short gap
         if np.isnan(distance) and config.stitch_unseen_ambiguity > 0 and others is not None and nearer_alternative(
-                previous, current, others, config.stitch_unseen_ambiguity, person_frames):
+                previous, current, others, config.stitch_unseen_ambiguity, person_frames,
+                heading_at(earlier, previous, current.start)):
             return False  # ...and only when nobody else was seen nearer in between
         if np.isnan(distance) and unseen_widening(previous, current, config):
             return False  # ...nor onto a box suddenly much wider that has no colours: it may hold two
@@ -261,7 +304,8 @@ def _can_join(a: _Group, b: _Group, distance: float, config: TrackingConfig,
                     previous, current, distance, config, earlier, later,
                     lambda: colour_rival((a, b)[side_p].appearance_sum, distance, (a, b)[side_c].frames, others,
                                          current.start, config.stitch_reentry_seconds))
-                and not nearer_alternative(previous, current, others, config.stitch_unseen_ambiguity, person_frames)
+                and not nearer_alternative(previous, current, others, config.stitch_unseen_ambiguity, person_frames,
+                                           heading_at(earlier, previous, current.start))
                 and not motion_rival(earlier, later, previous, current, others, config.stitch_motion_rival_margin)):
             return False  # colours apart, unless faces that agree vouch for a pose change, or the tracker's
             # own rules would have followed the box and nobody else was in reach
@@ -394,10 +438,12 @@ def split_against_motion(members: list[Tracklet], config: TrackingConfig) -> lis
 
 
 def build_tracklets(
-    observations: list[FrameObservations], times: np.ndarray, shot_ids: np.ndarray, config: TrackingConfig, fps: float
+    observations: list[FrameObservations], times: np.ndarray, shot_ids: np.ndarray, config: TrackingConfig, fps: float,
+    camera_moves: np.ndarray | None = None,
 ) -> list[Tracklet]:
     """Run a fresh tracker per shot and collect its tracklets (rows the tracker left unassigned are
-    not part of any tracklet)."""
+    not part of any tracklet). ``camera_moves`` (N, 2): the camera's move already taken out of each frame's
+    positions (kept with the tracklets for their frame-edge tests)."""
     tracklets: list[Tracklet] = []
     pieces: list[tuple[int, list[tuple[int, int]], np.ndarray]] = []  # (shot, rows, clean descriptors)
     for shot in np.unique(shot_ids):
@@ -431,7 +477,8 @@ def build_tracklets(
         odd = [k for k in odd_rows(descriptors, config.track_odd_row_appearance)
                if _closer_elsewhere(k, shot, piece_rows, descriptors, pieces, times, config.track_gap_split_seconds)]
         kept = np.array([k for k in range(len(piece_rows)) if k not in odd], int)
-        tracklets.append(_make_tracklet(shot, [piece_rows[k] for k in kept], observations, times, descriptors[kept]))
+        tracklets.append(_make_tracklet(shot, [piece_rows[k] for k in kept], observations, times, descriptors[kept],
+                                        camera_moves))
     return tracklets
 
 
@@ -592,7 +639,7 @@ def competitor_breaks(rows: list[tuple[int, int]], descriptors: np.ndarray, obse
 
 def _make_tracklet(
     shot: int, rows: list[tuple[int, int]], observations: list[FrameObservations], times: np.ndarray,
-    descriptors: np.ndarray,
+    descriptors: np.ndarray, camera_moves: np.ndarray | None = None,
 ) -> Tracklet:
     frames = np.array([p for p, _ in rows])
     boxes = np.stack([observations[p].xyxy[r] for p, r in rows])
@@ -601,7 +648,8 @@ def _make_tracklet(
         # every sighting overlapped by another box (a small person behind a large one): its colours
         # are mostly the other person's, so it has none of its own (stitching goes by motion alone)
         appearance = np.zeros_like(appearance)
-    return Tracklet(shot, frames, times[frames].astype(np.float64), boxes, appearance, rows)
+    return Tracklet(shot, frames, times[frames].astype(np.float64), boxes, appearance, rows,
+                    None if camera_moves is None else camera_moves[frames])
 
 
 def followed_seconds(group: list[Tracklet], config: TrackingConfig) -> float:
@@ -624,9 +672,14 @@ def _sampling_fps(times: np.ndarray, fallback: float) -> float:
 
 def assign_person_ids(
     observations: list[FrameObservations], times: np.ndarray, shot_ids: np.ndarray, config: TrackingConfig,
-    fps: float, faces: FaceBank | None = None,
+    fps: float, faces: FaceBank | None = None, camera_moves: np.ndarray | None = None,
 ) -> list[FrameObservations]:
     """Track, stitch and number people for a whole clip (``faces``: chips for re-identification).
+
+    ``camera_moves`` (N, 2), normalised (pipeline.camera_motion): how far the picture's content had moved
+    at each frame, relative to its shot's first frame. Tracking and stitching then compare positions with
+    the camera's move taken out (a pan carries standing people across the picture, and box overlap
+    would follow the frame instead of them); frame-edge tests still look at the picture.
 
     Returns the observations with ``tracker_id`` = person_id (0-based, in order of first appearance,
     ties left to right), with the rows of people followed for less than ``min_track_seconds`` (summed
@@ -645,7 +698,14 @@ def assign_person_ids(
     if len(widths) > 1:
         raise ValueError(f"assign_person_ids: appearance descriptors of different widths {sorted(widths)}")
     fps = _sampling_fps(times, fps)
-    groups = stitch_tracklets(build_tracklets(observations, times, shot_ids, config, fps), config, faces)
+    scene = observations
+    if camera_moves is not None:
+        camera_moves = np.asarray(camera_moves, np.float64).reshape(len(observations), 2)
+        if camera_moves.any():
+            scene = [frame.translated(-dx, -dy) for frame, (dx, dy) in zip(observations, camera_moves)]
+        else:
+            camera_moves = None
+    groups = stitch_tracklets(build_tracklets(scene, times, shot_ids, config, fps, camera_moves), config, faces)
 
     kept = [g for g in groups if followed_seconds(g, config) >= config.min_track_seconds - 1e-6]
 
