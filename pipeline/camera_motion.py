@@ -10,14 +10,15 @@ The move is read from every decoded frame as the shot detector reads them (no se
 grey images: each step (at least ``MIN_STEP_SECONDS`` of video) is the median, over a grid of tiles, of
 each tile's phase-correlation shift. People fill most of the picture in the footage this is for, so no
 background is masked out: a tile on someone walking moves with them, the median follows the majority of
-tiles (the background, or people standing still, both moving only with the camera). Steps smaller than
-``DEADBAND_PIXELS`` count as none, so a camera that stands still reads no move at all however long the
-clip (opencv_vtest, 80 s of walkers in front of a fixed camera: 0.12 frame widths of drift without the
-dead band, none with it). Steps are summed; a shift across a cut means nothing, so readers take
-differences within a shot only.
+tiles (the background, or people standing still, both moving only with the camera). Steps slower than
+``MIN_SPEED`` count as none, so a camera that stands still reads no move at all however long the clip
+(opencv_vtest, 80 s of walkers in front of a fixed camera: 0.12 frame widths of drift without the floor,
+none with it). Steps are summed, except those over a cut (a shift between two shots means nothing); readers
+take differences within a shot only.
 
-Measured on pans cut from the shared clips (a window of 75 % of the frame sliding by a known amount):
-the summed move is within 0.02-0.04 frame widths of the window's over the whole pan.
+A tile measures shifts up to half its width, so a step reads pans up to about 1.5 frame widths a second
+(faster ones blur the picture anyway). Measured on pans cut from the shared clips (a window of 75 % of the frame sliding by a known amount):
+the summed move is within 0.005-0.04 frame widths of the window's over the whole pan.
 """
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ class CameraPath:
 
     def __init__(self) -> None:
         self._times: list[float] = []  # the times of the frames each step ends on (and the first frame)
-        self._moves: list[np.ndarray] = []  # the content's summed move at those times (normalised x, y)
+        self._steps: list[np.ndarray] = []  # the content's move over each step (normalised x, y; 0 for the first)
         self._reference: np.ndarray | None = None  # the grey image the current step starts from
         self._reference_t = 0.0
         self._window: np.ndarray | None = None
@@ -65,17 +66,17 @@ class CameraPath:
             return
         if t - self._reference_t < MIN_STEP_SECONDS - 1e-9:
             return
-        move = self._moves[-1]
+        step = np.zeros(2)
         if grey.shape == self._reference.shape:  # a change of size is a cut: no move across it
-            step = tile_median_shift(self._reference, grey, self._tile_window(grey.shape))
+            shift = tile_median_shift(self._reference, grey, self._tile_window(grey.shape))
             height, width = grey.shape
-            if float(np.hypot(step[0], step[1] * height / width)) >= MIN_SPEED * (t - self._reference_t):
-                move = move + step
-        self._start(t, grey, move)
+            if float(np.hypot(shift[0], shift[1] * height / width)) >= MIN_SPEED * (t - self._reference_t):
+                step = shift
+        self._start(t, grey, step)
 
-    def _start(self, t: float, grey: np.ndarray, move: np.ndarray) -> None:
+    def _start(self, t: float, grey: np.ndarray, step: np.ndarray) -> None:
         self._times.append(float(t))
-        self._moves.append(move)
+        self._steps.append(step)
         self._reference, self._reference_t = grey, float(t)
 
     def _tile_window(self, shape: tuple[int, int]) -> np.ndarray:
@@ -84,16 +85,22 @@ class CameraPath:
             self._window = cv2.createHanningWindow(size, cv2.CV_32F)
         return self._window
 
-    def offsets(self, times) -> np.ndarray:
+    def offsets(self, times, cut_times=()) -> np.ndarray:
         """(len(times), 2) float64: how far the content has moved (normalised frame units, x right, y down)
-        by each time since the first frame, linear between the frames steps end on. Only differences
+        by each time since the first frame, linear between the frames steps end on. A step over one of
+        ``cut_times`` (the first frames of new shots) counts as none: two shots' pictures have no move between
+        them, and a cut halfway through a step would leak into the next shot's first samples. Only differences
         within one shot mean anything."""
         times = np.asarray(times, np.float64)
         if not self._times:
             return np.zeros((len(times), 2))
-        known = np.asarray(self._times)
-        moves = np.asarray(self._moves)
-        return np.stack([np.interp(times, known, moves[:, axis]) for axis in (0, 1)], axis=1)
+        ends = np.asarray(self._times)
+        steps = np.asarray(self._steps)
+        starts = np.concatenate([[ends[0]], ends[:-1]])
+        for cut in np.asarray(cut_times, np.float64).reshape(-1):
+            steps[(starts < cut) & (cut <= ends + 1e-9)] = 0.0
+        moves = np.cumsum(steps, axis=0)
+        return np.stack([np.interp(times, ends, moves[:, axis]) for axis in (0, 1)], axis=1)
 
 
 def tile_median_shift(earlier: np.ndarray, later: np.ndarray, window: np.ndarray) -> np.ndarray:

@@ -156,7 +156,8 @@ class PerceptionWorker:
         shot_starts = shots.shot_starts(times_array)
         objects = _with_referents(objects, referents, times_array, shot_ids, self.config.referents.carry_seconds)
         with _timed(timings, "track"):
-            camera_moves = shot_relative(camera.offsets(times_array), shot_ids) if camera is not None else None
+            camera_moves = (shot_relative(camera.offsets(times_array, shots.cut_times()), shot_ids)
+                            if camera is not None else None)
             people = assign_person_ids(observations, times_array, shot_ids, self.config.tracking, self.config.sampling.fps,
                                        faces, camera_moves)
             object_ids = (assign_object_ids(objects, shot_ids, self.config.tracking, self.config.sampling.fps,

@@ -106,3 +106,16 @@ def test_translated_observations_move_every_position_and_nothing_else() -> None:
     np.testing.assert_allclose(moved.gaze_dir, frame.gaze_dir)
     assert np.isnan(moved.hand_xyxy).all() and np.isnan(moved.point_origin).all()
     np.testing.assert_allclose(frame.xyxy, [[0.1, 0.2, 0.3, 0.9]])  # the original is untouched
+
+
+def test_a_cut_in_the_middle_of_a_step_moves_nothing() -> None:
+    """A cut to another framing of the same scene (40 pixels along): the step over the cut counts as none, so
+    the second shot's samples share the first's move (none). Not told of the cut, the jump reads as a pan."""
+    scene = _texture(5)
+    frames = [scene[:, :WIDTH]] * 6 + [scene[:, 40:40 + WIDTH]] * 6
+    path = CameraPath()
+    times = np.arange(len(frames)) / FPS
+    for t, frame in zip(times, frames):
+        path.push_image(float(t), frame)
+    assert not path.offsets(times, cut_times=[float(times[6])]).any()
+    assert path.offsets(times)[-1, 0] == pytest.approx(-40 / WIDTH, abs=0.01)
