@@ -286,10 +286,24 @@ def _pair_rows(n_people: int, first: np.ndarray, second: np.ndarray) -> np.ndarr
     return (everyone == np.asarray(first)[:, None]) | (everyone == np.asarray(second)[:, None])
 
 
+def new_state_confirmed(arrays: TrackArrays, rows: np.ndarray, frames: np.ndarray) -> np.ndarray:
+    """(N,) bool: person ``rows[n]`` is seen on at least two sampled frames of the shot from ``frames[n]`` (the
+    first frame showing a new gaze state) on. Mid-shot, a state seen on one frame between others is a flicker
+    (events.geometry.stable_targets removes it); on a person's last frame in the shot (the clip or shot ends,
+    they leave the picture) nothing after it can tell a change from a flicker, and a breaking off or a sudden
+    shift resting on it came and went with a re-encode or a mirror of the clip (deepoint_lamp1's last frame read
+    his own hands in the clip, "elsewhere" in its mirrored copy: 4 degrees apart)."""
+    rows, frames = np.asarray(rows, np.int64), np.asarray(frames, np.int64)
+    seen_before = np.concatenate([np.zeros((arrays.n_people, 1), np.int64), np.cumsum(arrays.present, axis=1)], axis=1)
+    shot_last = segment_bounds(arrays)[1][arrays.segment[frames]]
+    return seen_before[rows, shot_last + 1] - seen_before[rows, frames] >= 2
+
+
 def _aversion_events(arrays: TrackArrays, relations: GazeRelations, merged: np.ndarray, breaks: Breaks) -> list[Event]:
     """gaze_aversion events of the breaks that end a reported eye contact (``merged``: the pairs' final
     mutual_gaze frames); the contact's start and length in details are those of that mutual_gaze event."""
-    reported = merged[breaks.pair, breaks.contact_end]
+    # a breaking off is reported when it ends a reported contact and the look-away is seen on two frames
+    reported = merged[breaks.pair, breaks.contact_end] & new_state_confirmed(arrays, breaks.averter, breaks.start)
     pair, e, b, h = breaks.pair[reported], breaks.contact_end[reported], breaks.start[reported], breaks.end[reported]
     averter, holder, holding = breaks.averter[reported], breaks.holder[reported], breaks.holding[reported]
     s, _ = kernels.run_bounds(merged, arrays.segment, pair, e)
@@ -579,7 +593,8 @@ def detect_sudden_gaze_shift(arrays: TrackArrays, config: EventConfig) -> list[E
     # the direction must turn too (a point can jump between boxes on a few degrees); no direction (NaN) never
     # compares true, so no direction, no shift
     turned = (arrays.gaze_dir[p, before] * arrays.gaze_dir[p, b]).sum(-1) <= np.cos(np.radians(config.shift_min_turn_deg))
-    keep = ~(amplitude < min_amplitude) & ~(duration > config.shift_max_seconds) & ~same_target & turned
+    keep = (~(amplitude < min_amplitude) & ~(duration > config.shift_max_seconds) & ~same_target & turned
+            & new_state_confirmed(arrays, p, b))
     p, before, b, amplitude, duration = p[keep], before[keep], b[keep], amplitude[keep], duration[keep]
     centre = 0.5 * (arrays.times[before] + arrays.times[b])
     half = 0.5 * np.maximum(duration, config.shift_min_seconds)

@@ -87,7 +87,9 @@ class VideoContext:
         sampled frame only, the last of theirs in the shot? Mid-shot, a gaze state seen on one frame between
         others is a flicker the events stage removes (events.geometry.stable_targets); on a person's last
         frame (the clip or shot ends, or they leave the picture) nothing after it can tell a change from a
-        flicker (tvhid_highfive_0018: B "breaks off" eye contact on his last frame before he walks out)."""
+        flicker (tvhid_highfive_0018: B "breaks off" eye contact on his last frame before he walks out). The
+        events stage makes no such event any more (events.gaze.new_state_confirmed); this guards events tables
+        written before it, which ``socialtrace qa`` may be given."""
         if e.event_type not in CHANGE_TYPES or e.actor is None:
             return False
         # from the frame that first shows the new state: the look-away itself; the shift's landing frame

@@ -447,8 +447,9 @@ def everyone_into_the_lens() -> Scenario:
     capture, no following (the lens is not a thing in the scene)."""
     sc = Scenario(duration=6.0, seed=15)
     people = [sc.add_person(x) for x in (0.15, 0.4, 0.65, 0.9)]
+    # (they look away at 5.0 s: a change seen on the clip's last frame alone would be no event at 5 fps)
     for person, start in zip(people, (1.0, 1.1, 1.3, 2.3)):
-        sc.look(person, "camera", start, 5.5)
+        sc.look(person, "camera", start, 5.0)
     return sc
 
 
@@ -814,3 +815,32 @@ def test_a_glance_does_not_make_a_member_of_shared_attention():
     assert [sorted(e["persons_involved"]) for e in events] == [sorted([b, c])]
     assert json.loads(events[0]["details"])["joined_later"] == []
     assert events[0]["start_time"] == pytest.approx(0.5, abs=0.26)
+
+
+def test_a_gaze_change_shown_on_a_persons_last_frame_alone_is_no_event():
+    """Mid-clip, a state seen on one frame between others is a flicker; on a person's last frame nothing after
+    it can tell a change from one (deepoint_lamp1's last frame read his own hands in the clip and "elsewhere"
+    in its mirrored copy, 4 degrees apart: the shift came and went). A shift or breaking off whose new state
+    is seen on fewer than two frames of the shot is no event; seen on two, it is one."""
+    sc = Scenario(duration=4.0, seed=22)
+    a, b = sc.add_person(0.25), sc.add_person(0.75)
+    sc.look(a, ("point", (0.25, 0.2)), 0.0, 4.0)
+    rows = sc.tracks(10.0).to_pylist()
+    last = max(r["t"] for r in rows)
+
+    def shifts_from(t_new: float) -> list:
+        for r in rows:
+            if r["person_id"] != a:
+                continue
+            late = r["t"] >= t_new - 1e-9
+            r["gaze_point"] = [0.25, 0.8] if late else [0.25, 0.2]
+            r["gaze_target_type"], r["gaze_target_id"] = ("hands", b) if late else ("person", b)
+            angle = np.radians(40.0 if late else 0.0)
+            r["gaze_dir"] = [float(np.sin(angle)), 0.0, float(-np.cos(angle))]
+        tracks = pa.Table.from_pylist(rows, schema=sc.tracks(10.0).schema)
+        return [e["initiator_id"] for e in detect_events(tracks, CONFIG, sc.objects(10.0)).to_pylist()
+                if e["event_type"] == "sudden_gaze_shift"]
+
+    assert shifts_from(last) == []
+    assert shifts_from(last - 0.1) == [a]
+    assert shifts_from(2.0) == [a]
