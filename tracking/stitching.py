@@ -56,18 +56,19 @@ class Tracklet:
     def start(self) -> float:
         return float(self.times[0])
 
-    def picture_box(self, k: int) -> np.ndarray:
-        """Box ``k`` where it was in the picture (frame edges are there, not in the camera-fixed frame)."""
-        if self.camera_moves is None:
-            return self.boxes[k]
-        return self.boxes[k] + np.tile(self.camera_moves[k], 2)
-
     @property
     def end(self) -> float:
         return float(self.times[-1])
 
     def centre(self, k: int) -> np.ndarray:
+        """Centre of box ``k``, the camera's move taken out."""
         return (self.boxes[k, :2] + self.boxes[k, 2:]) / 2
+
+    def picture_box(self, k: int) -> np.ndarray:
+        """Box ``k`` where it was in the picture (frame edges are there, not in the camera-fixed frame)."""
+        if self.camera_moves is None:
+            return self.boxes[k]
+        return self.boxes[k] + np.tile(self.camera_moves[k], 2)
 
     def end_velocity(self) -> np.ndarray:
         """Centre velocity (normalised units per second) over the last second of the tracklet."""
@@ -145,8 +146,8 @@ def nearer_alternative(previous: Tracklet, current: Tracklet, others: list[Track
     last box to ``current``'s first of either of them: someone else could as well be the one seen, so
     motion alone does not say who it is. One seen beside ``current`` counts when it is the better
     continuation of ``previous`` (``_better_continuation``; ``heading``: where ``previous``'s person was
-    heading at ``current``'s start, ``heading_at``). ``person_frames`` (by ``id`` of a tracklet of ``others``): the
-    frames of the person the tracklet is already joined into; a person seen beside both ``previous``'s
+    heading at ``current``'s start, ``heading_at``). ``person_frames`` (by ``id`` of a tracklet of
+    ``others``): the frames of the person the tracklet is already joined into; a person seen beside both ``previous``'s
     last sighting and ``current``'s first is neither of them (yakhyo_classroom_group 1.5 -> 2.5 s: the
     glasses boy's tracklet ends at 2.0 s near where the curly-haired boy's body reappears at 2.5 s, and
     the glasses boy is seen beside both)."""
@@ -191,12 +192,10 @@ def _better_continuation(previous: Tracklet, current: Tracklet, other: Tracklet,
     sliver of the boy behind, which motion alone joined to the first sliver as well (yakhyo_classroom_group
     panned, benchmarks/README.md "Camera pans")."""
     frames = person_frames.get(id(other), set()) if person_frames is not None else set(other.frames.tolist())
-    if int(previous.frames[-1]) in frames:
-        return False
     at = np.flatnonzero(np.abs(other.times - current.start) < 1e-6)
-    end = previous.centre(-1) if heading is None else heading
-    if not len(at):
+    if int(previous.frames[-1]) in frames or not len(at):
         return False
+    end = previous.centre(-1) if heading is None else heading
     return bool(np.linalg.norm(other.centre(int(at[0])) - end) < np.linalg.norm(current.centre(0) - end))
 
 
