@@ -161,7 +161,7 @@ class PerceptionWorker:
             people = assign_person_ids(observations, times_array, shot_ids, self.config.tracking, self.config.sampling.fps,
                                        faces, camera_moves)
             object_ids = (assign_object_ids(objects, shot_ids, self.config.tracking, self.config.sampling.fps,
-                                            self.config.detector.object_conf)
+                                            self.config.detector.object_conf, camera_moves)
                           if objects is not None else None)
         if faces is not None:  # described inside stitching, only for the tracklets it asked about
             timings["track"] -= faces.describe_seconds

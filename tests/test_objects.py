@@ -46,6 +46,19 @@ def test_object_ids_follow_each_object_and_never_mix_classes() -> None:
         assign_object_ids(frames[:2], np.zeros(3), TrackingConfig(), fps=2.0, min_conf=0.35)
 
 
+def test_object_ids_hold_through_a_whip_pan_with_the_camera_moves_taken_out() -> None:
+    """Two lamps 0.2 apart while the camera pans 0.2 of the frame between samples: each lamp lands where the
+    other stood. With the camera's moves each keeps its id; on box overlap alone the ids hop from lamp to lamp."""
+    pan = [0.0, 0.2, 0.4]
+    frames = [_objects(("lamp", 0.5 - p, 0.4, 0.55 - p, 0.5, 0.9), ("lamp", 0.7 - p, 0.4, 0.75 - p, 0.5, 0.9)) for p in pan]
+    moves = np.array([[-p, 0.0] for p in pan])
+    shots = np.zeros(3, np.int64)
+    with_moves = assign_object_ids(frames, shots, TrackingConfig(), fps=2.0, min_conf=0.35, camera_moves=moves)
+    assert [i.tolist() for i in with_moves] == [[0, 1]] * 3
+    plain = assign_object_ids(frames, shots, TrackingConfig(), fps=2.0, min_conf=0.35)
+    assert [i.tolist() for i in plain] != [[0, 1]] * 3
+
+
 def test_gaze_and_pointing_can_target_an_object() -> None:
     # person 0 at the left looks and points to the right, straight at a laptop; person 1 is far below
     people = FrameObservations(

@@ -15,10 +15,13 @@ from tracking.tracker import track_shot
 
 def assign_object_ids(
     frames: list[FrameObjects], shot_ids: np.ndarray, config: TrackingConfig, fps: float, min_conf: float,
+    camera_moves: np.ndarray | None = None,
 ) -> list[np.ndarray]:
     """Per frame an (K,) int32 array of object ids (0-based, by first appearance, ties left to right),
     -1 for detections no track claimed. Every detection the object model kept (``min_conf``, its
-    threshold) may start a track: object scores are not on the person detector's scale."""
+    threshold) may start a track: object scores are not on the person detector's scale. ``camera_moves``
+    (N, 2): the camera's move at each frame (pipeline/camera_motion.py), taken out of the boxes before they
+    are compared, as for people (a pan carries a lamp across the picture)."""
     config = replace(config, track_high_thresh=min_conf, new_track_thresh=min_conf,
                      track_low_thresh=min(config.track_low_thresh, min_conf))
     shot_ids = np.asarray(shot_ids)
@@ -32,6 +35,8 @@ def assign_object_ids(
         for label in labels:
             rows = [np.flatnonzero(frames[p].label == label) for p in positions]
             views = [FrameObservations(frames[p].xyxy[r], frames[p].confidence[r]) for p, r in zip(positions, rows)]
+            if camera_moves is not None:
+                views = [view.translated(-camera_moves[p][0], -camera_moves[p][1]) for p, view in zip(positions, views)]
             for p, r, ids in zip(positions, rows, track_shot(views, config, fps)):
                 for row, track in zip(r, ids):
                     if track >= 0:
