@@ -17,8 +17,9 @@ none with it). Steps are summed, except those over a cut (a shift between two sh
 take differences within a shot only.
 
 A tile measures shifts up to half its width, so a step reads pans up to about 1.5 frame widths a second
-(faster ones blur the picture anyway). Measured on pans cut from the shared clips (a window of 75 % of the frame sliding by a known amount):
-the summed move is within 0.005-0.04 frame widths of the window's over the whole pan.
+(faster ones blur the picture anyway). Measured on pans cut from the shared clips (a window of 75 % of the
+frame sliding by a known amount): the summed move is within 0.005-0.04 frame widths of the window's over the
+whole pan.
 """
 from __future__ import annotations
 

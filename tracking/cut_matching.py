@@ -64,8 +64,8 @@ class _People:
     def places(self, k: int) -> list[np.ndarray]:
         """Median box (normalised xyxy, in the picture) of the person in each shot they were seen in."""
         shots = sorted({t.shot_id for t in self.people[k]})
-        return [np.median(np.stack([t.picture_box(j) for t in self.people[k] if t.shot_id == s
-                                    for j in range(len(t.boxes))]), axis=0) for s in shots]
+        return [np.median(np.concatenate([t.picture_boxes() for t in self.people[k] if t.shot_id == s]), axis=0)
+                for s in shots]
 
 
 def _place_distance(earlier: list[np.ndarray], later: list[np.ndarray], max_size_ratio: float) -> float:

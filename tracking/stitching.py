@@ -64,11 +64,14 @@ class Tracklet:
         """Centre of box ``k``, the camera's move taken out."""
         return (self.boxes[k, :2] + self.boxes[k, 2:]) / 2
 
-    def picture_box(self, k: int) -> np.ndarray:
-        """Box ``k`` where it was in the picture (frame edges are there, not in the camera-fixed frame)."""
+    def picture_boxes(self) -> np.ndarray:
+        """(K, 4) the boxes where they were in the picture (frame edges are there, not in the camera-fixed frame)."""
         if self.camera_moves is None:
-            return self.boxes[k]
-        return self.boxes[k] + np.tile(self.camera_moves[k], 2)
+            return self.boxes
+        return self.boxes + np.tile(self.camera_moves, 2)
+
+    def picture_box(self, k: int) -> np.ndarray:
+        return self.picture_boxes()[k]
 
     def end_velocity(self) -> np.ndarray:
         """Centre velocity (normalised units per second) over the last second of the tracklet."""
