@@ -130,6 +130,7 @@ class MediaPipeDetector:
             lambda i, slot: self.refiners[slot].refine_person(frame, observations, i, candidates[i].face),
             range(len(candidates)),
         )
+        self.refiners[0].settle_shared_faces(frame, observations)
         return observations
 
     def _per_person(self, work: Callable[[Any, int], Any], items: Iterable[Any]) -> list[Any]:

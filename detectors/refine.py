@@ -15,14 +15,16 @@ from detectors.hands import arm_raised, index_follows_forearm, index_ray, open_p
 from detectors.keypoints import ARMS, hand_boxes_from_arm, head_box, visible
 from detectors.mediapipe_models import Face, MediaPipeModels, head_carries_gaze
 from detectors.mirror import flipped_boxes, flipped_gaze, flipped_hand, merged_gaze_reads, merged_hand_reads
-from detectors.observation import (GAZE_SOURCE_FACE_MESH, GAZE_SOURCE_KEYPOINTS, LEFT_EYE, LEFT_HIP, NOSE, RIGHT_EYE,
-                                   RIGHT_HIP, FrameObservations)
+from detectors.observation import (GAZE_SOURCE_FACE_MESH, GAZE_SOURCE_KEYPOINTS, GAZE_SOURCE_NONE, LEFT_EYE, LEFT_HIP,
+                                   NOSE, RIGHT_EYE, RIGHT_HIP, FrameObservations)
 from detectors.config import GazeConfig, PointingConfig
 
 KEYPOINT_MIN_SCORE = 0.5
 MESH_MIN_HEAD_PIXELS = 24  # smaller heads give unstable landmarks; keypoint gaze is as good there
 FACE_SCORE_WITHOUT_DETECTION = 0.6  # confidence prior for a mesh found without a face detection
 ARM_RAY_CONF_FACTOR = 0.6  # elbow -> wrist rays are coarser than index-finger rays
+# two face-mesh reads whose eye midpoints lie closer than this share of the narrower head box are one face
+SAME_FACE_SHARE = 0.25
 
 
 def _square_crop(centre: np.ndarray, side: float, width: int, height: int) -> tuple[int, int, int, int]:
@@ -30,6 +32,20 @@ def _square_crop(centre: np.ndarray, side: float, width: int, height: int) -> tu
     x0, y0 = int(max(0, round(centre[0] - half))), int(max(0, round(centre[1] - half)))
     x1, y1 = int(min(width, round(centre[0] + half))), int(min(height, round(centre[1] + half)))
     return x0, y0, x1, y1
+
+
+def _keypoint_face_distance(keypoints: np.ndarray, eyes: np.ndarray) -> float:
+    """Pixels from a person's own face keypoints (the midpoint of both eyes, else the nose, else any eye) to
+    a face read's eye midpoint ``eyes``; infinite when the pose model saw none of them."""
+    seen = visible(keypoints, KEYPOINT_MIN_SCORE)
+    if seen[LEFT_EYE] and seen[RIGHT_EYE]:
+        own = (keypoints[LEFT_EYE, :2] + keypoints[RIGHT_EYE, :2]) / 2
+    else:
+        ids = [k for k in (NOSE, LEFT_EYE, RIGHT_EYE) if seen[k]]
+        if not ids:
+            return float("inf")
+        own = keypoints[ids[0], :2]
+    return float(np.linalg.norm(own - eyes))
 
 
 def own_face(meshes: list[np.ndarray], head: np.ndarray) -> np.ndarray | None:
@@ -72,21 +88,61 @@ class PersonRefiner:
             raise ValueError(f"refine: got {len(faces)} faces for {n} people")
         for i in range(n):
             self.refine_person(frame, observations, i, faces[i])
+        self.settle_shared_faces(frame, observations)
         return observations
 
     def refine_person(self, frame: np.ndarray, observations: FrameObservations, i: int, face: Face | None) -> None:
         """Refine row ``i`` only; rows are independent, so different rows may be refined at the same time
         by refiners holding different models."""
         height, width = frame.shape[:2]
-        keypoints_px = observations.keypoints[i].astype(np.float64).copy()
-        keypoints_px[:, :2] *= np.array([width, height], dtype=np.float64)
+        keypoints_px = self._keypoints_px(observations, i, width, height)
         self._refine_head_and_gaze(frame, observations, i, keypoints_px, face)
         self._refine_hands(frame, observations, i, keypoints_px)
 
     # --- gaze ---------------------------------------------------------------------------------
 
+    def settle_shared_faces(self, frame: np.ndarray, observations: FrameObservations) -> None:
+        """One face, one person: where two people's face-mesh reads are the same face (their eye midpoints
+        within ``SAME_FACE_SHARE`` of the narrower head apart: heads overlapping in a hug, a face detection
+        straddling two heads gave one of them a head box over the other's face), the face stays with the one
+        whose own pose keypoints (eyes, else nose) lie nearest it. The other is read again as if no face were
+        seen: head box from its keypoints, gaze from keypoints (mmaction2_hug_lab mirrored, 2.5 s: the man in
+        profile was given the frontal man's face and so his look). Call after every row is refined."""
+        height, width = frame.shape[:2]
+        scale = np.array([width, height], dtype=np.float64)
+        mesh_rows = np.flatnonzero(observations.gaze_source == GAZE_SOURCE_FACE_MESH)
+        for a_pos, a in enumerate(mesh_rows):
+            for b in mesh_rows[a_pos + 1:]:
+                if not np.all(observations.gaze_source[[a, b]] == GAZE_SOURCE_FACE_MESH):
+                    continue  # one of them already lost the face to an earlier pair
+                heads = observations.head_xyxy[[a, b]].astype(np.float64)
+                narrower = float(np.min(heads[:, 2] - heads[:, 0])) * width
+                apart = float(np.linalg.norm((observations.gaze_origin[a] - observations.gaze_origin[b]) * scale))
+                if not apart <= SAME_FACE_SHARE * narrower:
+                    continue
+                eyes = observations.gaze_origin[a].astype(np.float64) * scale
+                owner_distance = [_keypoint_face_distance(self._keypoints_px(observations, k, width, height), eyes)
+                                  for k in (a, b)]
+                loser = b if owner_distance[0] <= owner_distance[1] else a
+                keypoints = self._keypoints_px(observations, loser, width, height)
+                observations.head_xyxy[loser] = np.nan
+                observations.gaze_origin[loser] = np.nan
+                observations.gaze_dir[loser] = np.nan
+                observations.gaze_source[loser] = GAZE_SOURCE_NONE
+                observations.gaze_conf[loser] = 0.0
+                observations.gaze_eye_cues[loser] = 0.0
+                observations.face_seen[loser] = False
+                self._refine_head_and_gaze(frame, observations, loser, keypoints, None, face_mesh=False)
+
+    @staticmethod
+    def _keypoints_px(observations: FrameObservations, i: int, width: int, height: int) -> np.ndarray:
+        keypoints = observations.keypoints[i].astype(np.float64).copy()
+        keypoints[:, :2] *= np.array([width, height], dtype=np.float64)
+        return keypoints
+
     def _refine_head_and_gaze(
-        self, frame: np.ndarray, obs: FrameObservations, i: int, keypoints: np.ndarray, face: Face | None
+        self, frame: np.ndarray, obs: FrameObservations, i: int, keypoints: np.ndarray, face: Face | None,
+        face_mesh: bool = True,
     ) -> None:
         height, width = frame.shape[:2]
         scale4 = np.array([width, height, width, height], dtype=np.float64)
@@ -98,7 +154,8 @@ class PersonRefiner:
                 obs.head_xyxy[i] = np.clip(head / scale4, 0.0, 1.0)
         seen = visible(keypoints, KEYPOINT_MIN_SCORE)
         face_visible = face is not None or (seen[NOSE] and seen[LEFT_EYE] and seen[RIGHT_EYE])
-        if np.isfinite(head).all() and face_visible and min(head[2] - head[0], head[3] - head[1]) >= MESH_MIN_HEAD_PIXELS:
+        if (face_mesh and np.isfinite(head).all() and face_visible
+                and min(head[2] - head[0], head[3] - head[1]) >= MESH_MIN_HEAD_PIXELS):
             estimate, obs.face_seen[i] = self._mesh_gaze(frame, head, face)
             if estimate is not None:
                 obs.gaze_origin[i] = estimate.origin / [width, height]

@@ -89,6 +89,7 @@ class YoloPoseDetector:
                     faces = faces + alone_faces
                 self.pool.map(lambda i, slot: self.refiners[slot].refine_person(frame, observations, i, faces[i]),
                               range(len(observations)))
+                self.refiners[0].settle_shared_faces(frame, observations)
                 out.append(observations)
             self.refine_seconds += time.perf_counter() - started
         return out
