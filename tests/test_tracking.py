@@ -17,7 +17,8 @@ from tracking.appearance import DESCRIPTOR_SIZE, PART_SIZE, appearance_descripto
 from tracking.gaze_gaps import fill_gaze_gaps
 from tracking.gaze_smoothing import smooth_gaze_directions
 from tracking.stitching import (
-    Tracklet, _clean_appearance, assign_person_ids, competitor_breaks, nearer_alternative, odd_rows, plausible_motion,
+    Tracklet, _clean_appearance, assign_person_ids, competitor_breaks, nearer_alternative, odd_rows, person_scales,
+    plausible_motion,
 )
 from tracking.tracker import make_tracker, track_shot
 
@@ -414,6 +415,32 @@ def test_motion_gate_extrapolates_velocity_over_the_gap() -> None:
     behind = _tracklet([2.0, 2.5], [[0.9, 0.5], [0.9, 0.5]])
     assert plausible_motion(moving, ahead, config)
     assert not plausible_motion(moving, behind, config)
+
+
+def test_a_box_cut_short_keeps_its_persons_size_from_the_head() -> None:
+    """tvhid_highfive_0018's background woman walks right behind a nearer man who hides more of her: her box
+    shrinks 1.5x in 0.5 s while her head stays the size it was. Her size is read from her head, so neither the
+    size gate nor the motion allowance (in person heights per second) takes her for someone else; a person whose
+    head is half the size is still someone else."""
+    config = Config().tracking
+
+    def seen(t, x, box_height, head_height):
+        box = np.array([[x - 0.04, 0.3, x + 0.04, 0.3 + box_height]])
+        head = np.array([[x - 0.02, 0.3, x + 0.02, 0.3 + head_height]])
+        return Tracklet(0, np.array([int(t * 2)]), np.array([t]), box, np.zeros(DESCRIPTOR_SIZE),
+                        scales=person_scales(box, head))
+
+    before = seen(2.0, 0.03, 0.171, 0.075)
+    hidden_more = seen(2.52, 0.155, 0.113, 0.07)
+    assert plausible_motion(before, hidden_more, config)
+    # without heads (the box heights alone) the same sightings are two people
+    assert not plausible_motion(Tracklet(0, before.frames, before.times, before.boxes, before.appearance_sum),
+                                Tracklet(0, hidden_more.frames, hidden_more.times, hidden_more.boxes,
+                                         hidden_more.appearance_sum), config)
+    assert not plausible_motion(before, seen(2.52, 0.155, 0.113, 0.035), config)  # a head half the size
+    # a whole body is its box; an unseen head leaves the box height
+    np.testing.assert_allclose(person_scales(np.array([[0, 0.1, 0.1, 0.8]]), np.array([[0, 0.1, 0.05, 0.2]])), [0.7])
+    np.testing.assert_allclose(person_scales(np.array([[0, 0.1, 0.1, 0.3]]), np.full((1, 4), np.nan)), [0.2])
 
 
 def test_motion_alone_does_not_join_when_someone_else_was_seen_nearer_in_between() -> None:

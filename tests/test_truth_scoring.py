@@ -600,6 +600,11 @@ def test_accuracy_floors_on_shared_clips(shared_scores, truth_set):
         # the kitchen's two people are always found, each under one id
         kitchen = next(s for s in scores if s.video_id == "atd_kitchen")
         assert all(v["identity_ok"] == v["rows"] for v in kitchen.match.per_label.values())
+        # the blurred background woman of tvhid_highfive_0018, her legs hidden behind the bald man, keeps one id
+        # from 1.0 to 2.52 s though her box is 1.5x shorter at the end (person scale from the head: stitching's
+        # person_scales); the sixth instant, 0.75 s, falls on the 0.52 s sample, before she walks into view
+        woman = next(s for s in scores if s.video_id == "tvhid_highfive_0018").match.per_label["C"]
+        assert woman["tracked"] >= 5 and woman["identity_ok"] == woman["tracked"], woman
     else:
         assert t.gaze.rows >= 45
 

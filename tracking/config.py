@@ -36,10 +36,11 @@ class TrackingConfig:
     stitch_max_gap_seconds: float = 60.0  # tracklets further apart than this are never joined
     stitch_appearance_max: float = 0.35  # max colour-histogram distance (Bhattacharyya) to join
     stitch_motion_max: float = 0.25  # max centre jump per second of gap (normalised units) within a shot
-    # ...and at most this many of the person's own box heights per second (a walker covers about one):
-    # small, distant people cannot cross the frame in a few seconds
+    # ...and at most this many of the person's own heights per second (a walker covers about one):
+    # small, distant people cannot cross the frame in a few seconds. A person's height is their box's, or six
+    # head heights where the box is cut short (stitching.person_scales: hidden behind a nearer person)
     stitch_motion_max_heights: float = 1.0
-    stitch_max_size_ratio: float = 1.5  # box heights across a gap differ by at most this factor
+    stitch_max_size_ratio: float = 1.5  # person heights (as above) across a gap differ by at most this factor
     stitch_unseen_max_gap_seconds: float = 1.0  # without colours (not seen well) motion vouches only this long
     # ...and only when no other tracklet seen in that gap (not beside it) comes within this many times
     # the joined move of either end: opencv_vtest's red-jacket man, colourless behind another man at

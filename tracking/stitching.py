@@ -51,6 +51,8 @@ class Tracklet:
     rows: list[tuple[int, int]] = field(default_factory=list)  # (frame position, row) in the input
     # (K, 2) the camera's move taken out of each box (boxes + this = where it was in the picture); None = none
     camera_moves: np.ndarray | None = None
+    # (K,) how tall the person is, in frame heights (``person_scales``); None = the box heights
+    scales: np.ndarray | None = None
 
     @property
     def start(self) -> float:
@@ -72,6 +74,13 @@ class Tracklet:
 
     def picture_box(self, k: int) -> np.ndarray:
         return self.picture_boxes()[k]
+
+    def scale(self, k: int) -> float:
+        """How tall the person of row ``k`` is, in frame heights: the box height, or more when the box is cut
+        short (``person_scales``)."""
+        if self.scales is None:
+            return float(self.boxes[k, 3] - self.boxes[k, 1])
+        return float(self.scales[k])
 
     def end_velocity(self) -> np.ndarray:
         """Centre velocity (normalised units per second) over the last second of the tracklet."""
@@ -95,7 +104,7 @@ def plausible_motion(earlier: Tracklet, later: Tracklet, config: TrackingConfig)
     """Whether ``later`` can be where ``earlier`` went, within one shot: the start of ``later`` must
     lie near ``earlier``'s end, either where it stopped or where its velocity carries it (and the
     same backwards), allowing ``stitch_motion_max`` per second of gap (at most ``stitch_motion_max_heights``
-    box heights per second) on top of a size-based slack."""
+    person heights per second, ``Tracklet.scale``) on top of a size-based slack."""
     gap = max(later.start - earlier.end, 0.0)
     coast = min(gap, EXTRAPOLATE_MAX_S)
     end, start = earlier.centre(-1), later.centre(0)
@@ -105,7 +114,7 @@ def plausible_motion(earlier: Tracklet, later: Tracklet, config: TrackingConfig)
         float(np.linalg.norm((start - later.start_velocity() * coast) - end)),  # came from there
     )
     widths = [earlier.boxes[-1, 2] - earlier.boxes[-1, 0], later.boxes[0, 2] - later.boxes[0, 0]]
-    heights = [float(earlier.boxes[-1, 3] - earlier.boxes[-1, 1]), float(later.boxes[0, 3] - later.boxes[0, 1])]
+    heights = [earlier.scale(-1), later.scale(0)]
     if max(heights) > config.stitch_max_size_ratio * max(min(heights), 1e-6):
         return False  # people do not grow or shrink that much between two sightings
     speed = min(config.stitch_motion_max, config.stitch_motion_max_heights * min(heights))
@@ -639,19 +648,33 @@ def competitor_breaks(rows: list[tuple[int, int]], descriptors: np.ndarray, obse
     return breaks
 
 
+# a person is at least this many head heights tall (adults about 7.5, young children 5-6): a box cut short by
+# the frame's bottom or by a nearer person in front still has the person's size in its head
+MIN_HEADS_PER_PERSON = 6.0
+
+
+def person_scales(boxes: np.ndarray, heads: np.ndarray) -> np.ndarray:
+    """(K,) how tall each person is, in frame heights: their box height, or ``MIN_HEADS_PER_PERSON`` head heights
+    where that is more (a box cut short: its height shrinks as more of the person is hidden, the head's does not).
+    ``boxes``, ``heads``: (K, 4) normalised xyxy; a NaN head leaves the box height."""
+    heights = boxes[:, 3] - boxes[:, 1]
+    return np.fmax(heights, MIN_HEADS_PER_PERSON * (heads[:, 3] - heads[:, 1]))
+
+
 def _make_tracklet(
     shot: int, rows: list[tuple[int, int]], observations: list[FrameObservations], times: np.ndarray,
     descriptors: np.ndarray, camera_moves: np.ndarray | None = None,
 ) -> Tracklet:
     frames = np.array([p for p, _ in rows])
     boxes = np.stack([observations[p].xyxy[r] for p, r in rows])
+    heads = np.stack([observations[p].head_xyxy[r] for p, r in rows]).astype(np.float64)
     appearance = np.sum([observations[p].appearance[r] for p, r in rows], axis=0)
     if not descriptors.any():
         # every sighting overlapped by another box (a small person behind a large one): its colours
         # are mostly the other person's, so it has none of its own (stitching goes by motion alone)
         appearance = np.zeros_like(appearance)
     return Tracklet(shot, frames, times[frames].astype(np.float64), boxes, appearance, rows,
-                    None if camera_moves is None else camera_moves[frames])
+                    None if camera_moves is None else camera_moves[frames], person_scales(boxes, heads))
 
 
 def followed_seconds(group: list[Tracklet], config: TrackingConfig) -> float:
