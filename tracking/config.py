@@ -37,7 +37,7 @@ class TrackingConfig:
     stitch_appearance_max: float = 0.35  # max colour-histogram distance (Bhattacharyya) to join
     stitch_motion_max: float = 0.25  # max centre jump per second of gap (normalised units) within a shot
     # ...and at most this many of the person's own heights per second (a walker covers about one):
-    # small, distant people cannot cross the frame in a few seconds. A person's height is their box's, or six
+    # small, distant people cannot cross the frame in a few seconds. A person's height is their box's, or 7.5
     # head heights where the box is cut short (stitching.person_scales: hidden behind a nearer person)
     stitch_motion_max_heights: float = 1.0
     stitch_max_size_ratio: float = 1.5  # person heights (as above) across a gap differ by at most this factor
