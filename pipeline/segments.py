@@ -265,8 +265,11 @@ def merge_segments(results: list[PerceptionResult], config: Config) -> Perceptio
             for row in result.identities.to_pylist():
                 appearance[int(row["person_id"])] = (np.asarray(row["appearance"], np.float64), int(row["n_frames"]))
         boxes = np.asarray(tracks.column("bbox").to_pylist(), np.float64).reshape(-1, 4)
+        heads = np.array([[np.nan] * 4 if h is None else h for h in tracks.column("head_bbox").to_pylist()],
+                         np.float64).reshape(-1, 4)
         people = SegmentPeople(person_id=row_person, frame=video_frame[row_frame], time=video_t[row_frame],
-                               shot=video_shot[row_frame], box=boxes, kept=kept[row_frame], appearance=appearance)
+                               shot=video_shot[row_frame], box=boxes, kept=kept[row_frame], appearance=appearance,
+                               head=heads)
         mapping = ledger.hand_off(people)
 
         keep_rows = kept[row_frame]

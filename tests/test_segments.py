@@ -256,6 +256,45 @@ def test_someone_new_in_other_colours_after_a_boundary_gets_a_new_id():
     assert df.person_id.nunique() == 5  # A, B, D, the newcomer, C (C is blue too, but seen with the newcomer)
 
 
+def _with_heads(result: PerceptionResult, local_b: int, short_from: int | None = None) -> PerceptionResult:
+    """``result`` with a head box (0.1 tall) on every row, and B's box (local id ``local_b``) cut short at the
+    bottom, to 0.35 tall, from video frame ``short_from`` on (hidden behind something in front)."""
+    rows = result.tracks.to_pylist()
+    for row in rows:
+        x0, y0, x1, _ = row["bbox"]
+        row["head_bbox"] = [(x0 + x1) / 2 - 0.04, y0, (x0 + x1) / 2 + 0.04, y0 + 0.1]
+        if short_from is not None and row["person_id"] == local_b and row["native_frame_idx"] // 15 >= short_from:
+            row["bbox"] = [x0, y0, x1, y0 + 0.35]
+    result.tracks = schema.table_from_rows(rows, schema.TRACKS_SCHEMA)
+    return result
+
+
+def test_someone_back_after_a_boundary_half_hidden_keeps_the_id_by_the_size_of_the_head():
+    """B leaves at 2.5 s and is back at 5.5 s, in the next segment, with the lower half of the body hidden:
+    the box is half as tall, the head the same. The hand-over measures people as stitching does (box, or 7.5
+    head heights: tracking.stitching.person_scales), so B keeps the id; with no head boxes the size gate
+    makes a new person of the half-hidden box."""
+    def merged(heads: bool):
+        segments = _three_segments()
+        if heads:
+            segments = [_with_heads(r, local_b) for r, local_b in zip(segments, (1, 0, 2))]
+            segments[1] = _with_heads(segments[1], 0, short_from=11)
+        else:
+            segments[1] = _with_heads(segments[1], 0, short_from=11)
+            rows = segments[1].tracks.to_pylist()
+            for row in rows:
+                row["head_bbox"] = None
+            segments[1].tracks = schema.table_from_rows(rows, schema.TRACKS_SCHEMA)
+        return merge_segments(segments, _merge_config()).tracks.to_pandas()
+
+    df = merged(heads=True)
+    assert df[df.person_id == 1].frame_idx.tolist() == list(_truth()["B"]["frames"])
+    assert df.person_id.nunique() == 4
+    df = merged(heads=False)
+    assert df[df.person_id == 1].frame_idx.tolist() == list(range(0, 6))
+    assert df.person_id.nunique() == 5
+
+
 def test_merge_rejects_mixed_or_incomplete_segments():
     segments = _three_segments()
     with pytest.raises(ValueError, match="segment indices"):

@@ -31,7 +31,7 @@ from scipy.optimize import linear_sum_assignment
 from detectors.keypoints import box_iou_matrix
 from tracking.config import TrackingConfig
 from tracking.appearance import DESCRIPTOR_SIZE, appearance_distance
-from tracking.stitching import Tracklet, plausible_motion
+from tracking.stitching import Tracklet, person_scales, plausible_motion
 
 
 @dataclass
@@ -45,6 +45,7 @@ class SegmentPeople:
     box: np.ndarray  # (R, 4) normalised xyxy
     kept: np.ndarray  # (R,) bool: the row is in this segment's own stretch (not the overlap)
     appearance: dict[int, tuple[np.ndarray, int]] = field(default_factory=dict)  # local id -> (mean, n_frames)
+    head: np.ndarray | None = None  # (R, 4) normalised head xyxy, NaN where unseen (None: none seen)
 
     def __post_init__(self) -> None:
         self.person_id = np.asarray(self.person_id, np.int64).reshape(-1)
@@ -54,6 +55,7 @@ class SegmentPeople:
         self.shot = np.asarray(self.shot, np.int64).reshape(n)
         self.box = np.asarray(self.box, np.float64).reshape(n, 4)
         self.kept = np.asarray(self.kept, bool).reshape(n)
+        self.head = np.full((n, 4), np.nan) if self.head is None else np.asarray(self.head, np.float64).reshape(n, 4)
 
 
 @dataclass
@@ -65,6 +67,7 @@ class _Identity:
     last_times: np.ndarray
     last_boxes: np.ndarray
     last_shot: int
+    last_heads: np.ndarray | None = None  # head boxes of those rows (person_scales), NaN where unseen
 
 
 def mean_overlap_iou(
@@ -173,11 +176,13 @@ class IdentityLedger:
             return False
         if int(segment.shot[rows[0]]) != identity.last_shot:
             return True  # across a cut only colours can vouch for identity, and they did
+        last_heads = np.full_like(identity.last_boxes, np.nan) if identity.last_heads is None else identity.last_heads
         earlier = Tracklet(identity.last_shot, identity.last_frames, identity.last_times, identity.last_boxes,
-                           identity.appearance_sum)
-        first_shot = segment.shot[rows] == segment.shot[rows[0]]
-        later = Tracklet(int(segment.shot[rows[0]]), segment.frame[rows][first_shot], segment.time[rows][first_shot],
-                         segment.box[rows][first_shot], segment.appearance[local][0])
+                           identity.appearance_sum, scales=person_scales(identity.last_boxes, last_heads))
+        first_shot = rows[segment.shot[rows] == segment.shot[rows[0]]]
+        later = Tracklet(int(segment.shot[rows[0]]), segment.frame[first_shot], segment.time[first_shot],
+                         segment.box[first_shot], segment.appearance[local][0],
+                         scales=person_scales(segment.box[first_shot], segment.head[first_shot]))
         return plausible_motion(earlier, later, self.config)
 
     # -- bookkeeping -------------------------------------------------------------------------------
@@ -216,4 +221,5 @@ class IdentityLedger:
                 last_times=segment.time[rows][in_last_shot],
                 last_boxes=segment.box[rows][in_last_shot],
                 last_shot=last_shot,
+                last_heads=segment.head[rows][in_last_shot],
             )
