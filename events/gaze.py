@@ -575,8 +575,8 @@ def head_relative_gaze(arrays: TrackArrays) -> tuple[np.ndarray, np.ndarray]:
 def detect_sudden_gaze_shift(arrays: TrackArrays, config: EventConfig) -> list[Event]:
     """The head-relative gaze moves faster than shift_min_speed, covering at least shift_min_speed x
     shift_min_seconds of the frame within shift_max_seconds, from one target to another (not across the
-    same person, hands or object), its direction turning at least shift_min_turn_deg. The event is centred on
-    the movement and lasts at least shift_min_seconds."""
+    same person, hands or object), its direction turning at least shift_min_turn_deg, read from the face at both
+    ends (not from body keypoints). The event is centred on the movement and lasts at least shift_min_seconds."""
     relative, valid = head_relative_gaze(arrays)
     moving = kernels.gaze_moving(relative, valid, arrays.times, arrays.segment, config.shift_min_speed)
     rows, starts, ends = kernels.extract_runs(moving, arrays.segment)
@@ -593,8 +593,12 @@ def detect_sudden_gaze_shift(arrays: TrackArrays, config: EventConfig) -> list[E
     # the direction must turn too (a point can jump between boxes on a few degrees); no direction (NaN) never
     # compares true, so no direction, no shift
     turned = (arrays.gaze_dir[p, before] * arrays.gaze_dir[p, b]).sum(-1) <= np.cos(np.radians(config.shift_min_turn_deg))
+    # both ends read from the face: a read from body keypoints has no elevation and a yaw that jumps between a
+    # few values as an ear or an eye comes into view, so a move to or from one is the estimator changing, not
+    # the look (yakhyo_classroom_group's C bowing her head at 3.5 s: face mesh, then keypoints "at B")
+    from_face = ~arrays.gaze_from_keypoints[p, before] & ~arrays.gaze_from_keypoints[p, b]
     keep = (~(amplitude < min_amplitude) & ~(duration > config.shift_max_seconds) & ~same_target & turned
-            & new_state_confirmed(arrays, p, b))
+            & from_face & new_state_confirmed(arrays, p, b))
     p, before, b, amplitude, duration = p[keep], before[keep], b[keep], amplitude[keep], duration[keep]
     centre = 0.5 * (arrays.times[before] + arrays.times[b])
     half = 0.5 * np.maximum(duration, config.shift_min_seconds)

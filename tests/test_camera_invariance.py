@@ -33,6 +33,8 @@ events 14/21, since no breaking off or sudden shift rests on a person's last fra
 went with the edit; the floor on the mirror's events is one event under 19/21).
 2026-11-27, later: mirror 93/100 = 0.93, events 20/21 (the mirrored hug no longer gives one face to both men,
 test_no_face_is_read_for_two_people); half unchanged. Floors: mirror rows 0.9 (the target), events 0.9.
+Then no sudden gaze shift to or from a read of body keypoints (yakhyo's C bowing her head): mirror 94/101 = 0.93,
+events 20/20, the target; half 77/101 = 0.76, events 13/20. The mirror's events floor is one event under, 0.95.
 """
 from __future__ import annotations
 
@@ -58,7 +60,7 @@ CLIPS = ("tvhid_highfive_0018.avi", "atd_kitchen.mp4", "mmaction2_hug_lab.mp4", 
 # the issue's acceptance targets
 TARGET = {"mirror": (0.9, 1.0), "half": (0.85, 0.8)}  # (rows agreeing, events found again)
 # what today's code holds (see the module doc): rows agreeing, events found again (shares), pooled over CLIPS
-FLOOR = {"mirror": (0.9, 0.9), "half": (0.74, 0.6)}
+FLOOR = {"mirror": (0.9, 0.95), "half": (0.74, 0.6)}
 # the same people: a (frame, person) row of either run has a counterpart in the other
 PEOPLE_MATCHED_FLOOR = 0.9
 

@@ -801,6 +801,36 @@ def test_a_gaze_point_that_jumps_between_boxes_on_a_small_turn_is_no_sudden_shif
     assert shifts_with(40.0, known=False) == []
 
 
+def test_a_jump_to_or_from_a_keypoint_read_is_no_sudden_shift():
+    """yakhyo_classroom_group's C bowed her head at 3.5 s: the face mesh lost her face and the body keypoints,
+    which have no elevation and call a head with one ear seen a profile, read her as looking at B. The jump
+    between the two estimators was a 'sudden gaze shift' that the truth cannot check and that came and went
+    with the mirror. A shift needs face reads at both ends; the same 40-degree jump read from the face is one."""
+    sc = Scenario(duration=4.0, seed=23)
+    a, b = sc.add_person(0.25), sc.add_person(0.75)
+    sc.look(a, ("point", (0.25, 0.2)), 0.0, 4.0)
+    rows = sc.tracks(10.0).to_pylist()
+    assert {r["gaze_source"] for r in rows if r["person_id"] == a} == {"face_mesh"}
+
+    def shifts_with(late_source: str, early_source: str = "face_mesh") -> list:
+        for r in rows:
+            if r["person_id"] != a:
+                continue
+            late = r["t"] >= 2.0 - 1e-9
+            r["gaze_point"] = [0.25, 0.8] if late else [0.25, 0.2]
+            r["gaze_target_type"], r["gaze_target_id"] = ("hands", b) if late else ("person", b)
+            angle = np.radians(40.0 if late else 0.0)
+            r["gaze_dir"] = [float(np.sin(angle)), 0.0, float(-np.cos(angle))]
+            r["gaze_source"] = late_source if late else early_source
+        tracks = pa.Table.from_pylist(rows, schema=sc.tracks(10.0).schema)
+        return [e["initiator_id"] for e in detect_events(tracks, CONFIG, sc.objects(10.0)).to_pylist()
+                if e["event_type"] == "sudden_gaze_shift"]
+
+    assert shifts_with("face_mesh") == [a]
+    assert shifts_with("keypoints") == []
+    assert shifts_with("face_mesh", early_source="keypoints") == []
+
+
 def test_a_glance_does_not_make_a_member_of_shared_attention():
     """yakhyo_classroom_group at 2 fps: D's eyes crossed A on one sample while B kept looking at A, then C
     looked at A; the shared attention was B + D with C 'joined later'. A one-sample glance is no look (it
