@@ -121,10 +121,9 @@ class PersonRefiner:
                 if not apart <= SAME_FACE_SHARE * narrower:
                     continue
                 eyes = observations.gaze_origin[a].astype(np.float64) * scale
-                owner_distance = [_keypoint_face_distance(self._keypoints_px(observations, k, width, height), eyes)
-                                  for k in (a, b)]
-                loser = b if owner_distance[0] <= owner_distance[1] else a
-                keypoints = self._keypoints_px(observations, loser, width, height)
+                keypoints = [self._keypoints_px(observations, k, width, height) for k in (a, b)]
+                lost = int(_keypoint_face_distance(keypoints[0], eyes) <= _keypoint_face_distance(keypoints[1], eyes))
+                loser = (a, b)[lost]
                 observations.head_xyxy[loser] = np.nan
                 observations.gaze_origin[loser] = np.nan
                 observations.gaze_dir[loser] = np.nan
@@ -132,7 +131,7 @@ class PersonRefiner:
                 observations.gaze_conf[loser] = 0.0
                 observations.gaze_eye_cues[loser] = 0.0
                 observations.face_seen[loser] = False
-                self._refine_head_and_gaze(frame, observations, loser, keypoints, None, face_mesh=False)
+                self._refine_head_and_gaze(frame, observations, loser, keypoints[lost], None, face_mesh=False)
 
     @staticmethod
     def _keypoints_px(observations: FrameObservations, i: int, width: int, height: int) -> np.ndarray:

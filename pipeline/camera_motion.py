@@ -27,7 +27,7 @@ import av
 import cv2
 import numpy as np
 
-from pipeline.video import shrink_grey, small_grey
+from pipeline.video import small_grey, small_grey_image
 
 WORK_WIDTH = 256  # the grey images the move is read on, pixels wide
 TILES = (4, 3)  # tiles across and down; each votes for the shift of its part of the picture
@@ -56,8 +56,7 @@ class CameraPath:
 
     def push_image(self, t: float, image: np.ndarray) -> None:
         """Feed the next frame as an RGB (or grey) uint8 image at time ``t``."""
-        grey = image if image.ndim == 2 else cv2.cvtColor(np.ascontiguousarray(image), cv2.COLOR_RGB2GRAY)
-        self._push(t, shrink_grey(grey, WORK_WIDTH))
+        self._push(t, small_grey_image(image, WORK_WIDTH))
 
     def _push(self, t: float, grey: np.ndarray) -> None:
         if self._times and t <= self._times[-1]:

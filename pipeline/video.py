@@ -392,8 +392,7 @@ class ShotDetector:
 
     def push_image(self, t: float, image: np.ndarray) -> None:
         """Feed the next frame as an RGB (or grey) uint8 image at time ``t``."""
-        grey = image if image.ndim == 2 else cv2.cvtColor(np.ascontiguousarray(image), cv2.COLOR_RGB2GRAY)
-        self._push(t, shrink_grey(grey, self.WORK_WIDTH))
+        self._push(t, small_grey_image(image, self.WORK_WIDTH))
 
     def _push(self, t: float, grey: np.ndarray) -> None:
         if self._times and t <= self._times[-1]:
@@ -478,6 +477,12 @@ def shrink_grey(grey: np.ndarray, width: int) -> np.ndarray:
 
 _LUMA_FORMATS = {"gray", "yuv420p", "yuvj420p", "yuv422p", "yuvj422p", "yuv444p", "yuvj444p", "nv12", "nv21",
                  "yuv410p", "yuv411p", "yuv440p", "yuva420p"}
+
+
+def small_grey_image(image: np.ndarray, width: int) -> np.ndarray:
+    """An RGB (or grey) uint8 image as a small grey image ``width`` pixels wide."""
+    grey = image if image.ndim == 2 else cv2.cvtColor(np.ascontiguousarray(image), cv2.COLOR_RGB2GRAY)
+    return shrink_grey(grey, width)
 
 
 def small_grey(frame: av.VideoFrame, width: int) -> np.ndarray:

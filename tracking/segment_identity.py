@@ -67,7 +67,7 @@ class _Identity:
     last_times: np.ndarray
     last_boxes: np.ndarray
     last_shot: int
-    last_heads: np.ndarray | None = None  # head boxes of those rows (person_scales), NaN where unseen
+    last_heads: np.ndarray  # head boxes of those rows (person_scales), NaN where unseen
 
 
 def mean_overlap_iou(
@@ -176,9 +176,8 @@ class IdentityLedger:
             return False
         if int(segment.shot[rows[0]]) != identity.last_shot:
             return True  # across a cut only colours can vouch for identity, and they did
-        last_heads = np.full_like(identity.last_boxes, np.nan) if identity.last_heads is None else identity.last_heads
         earlier = Tracklet(identity.last_shot, identity.last_frames, identity.last_times, identity.last_boxes,
-                           identity.appearance_sum, scales=person_scales(identity.last_boxes, last_heads))
+                           identity.appearance_sum, scales=person_scales(identity.last_boxes, identity.last_heads))
         first_shot = rows[segment.shot[rows] == segment.shot[rows[0]]]
         later = Tracklet(int(segment.shot[rows[0]]), segment.frame[first_shot], segment.time[first_shot],
                          segment.box[first_shot], segment.appearance[local][0],
