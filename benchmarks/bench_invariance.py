@@ -1,5 +1,5 @@
-"""Invariance to camera edits (DESIGN.md §10, issue 22): run the shared truth clips and their mirrored and
-half-resolution copies at default settings and print how much of the output comes back.
+"""Invariance to camera edits (DESIGN.md §10, issue 22): run the shared truth clips and their mirrored,
+half-resolution and zoomed copies at default settings and print how much of the output comes back.
 
     python -m benchmarks.bench_invariance [--clips A.mp4,B.avi] [--out DIR] [--media DIR] [--config FILE]
                                           [--disagreements]
@@ -7,7 +7,8 @@ half-resolution copies at default settings and print how much of the output come
 Builds the edits (tests/camera_edits.py) into DIR/edits, runs ``socialtrace run`` once (local executor) over
 the originals and the edits into DIR/out (reused when it already holds them), and prints per clip and edit
 ("reencode" too: the clip decoded and encoded again by the same lossless path, nothing else changed, whose
-figures are the floor of noise every edit carries):
+figures are the floor of noise every edit carries; "zoom": the centre 80 % of the frame enlarged to the full size,
+scored on the people and events it keeps in view, tests/camera_edits.ZOOM_WINDOW):
 (frame, person) rows agreeing on the gaze target (pipeline/camera_invariance.py), the disagreeing rows by kind
 (contra: both runs name different definite targets; abst: one says unknown; the rest are people seen on one side
 only), people matched, original events found again and events only the edit has; then the pooled figures per
@@ -25,7 +26,7 @@ from pipeline.camera_invariance import InvarianceScore, compare_outputs, overall
 from pipeline.storage import OutputStore
 from pipeline.inputs import sanitise_id
 from pipeline.truth import GroundTruth
-from tests.camera_edits import EDITS, REENCODE, make_edit
+from tests.camera_edits import EDITS, REENCODE, ZOOM, ZOOM_WINDOW, make_edit
 from tests.shared_media import find_media_dir, run_socialtrace
 
 
@@ -40,14 +41,14 @@ def print_scores(scores: list[InvarianceScore], disagreements: bool) -> None:
         print(f"{s.video_id:36s} {s.edit:6s} {s.n_rows:5d} {s.n_agree:6d} {_fmt(s.agreement):>6s} "
               f"{s.n_contradictions:6d} {s.n_abstentions:5d} {s.n_matched:7d} "
               f"{s.events_original:6d} {len(s.events_found):5d} {_fmt(s.events_found_share):>6s} {len(s.events_extra):5d}")
-    for edit in (*EDITS, REENCODE):
+    for edit in (*EDITS, REENCODE, ZOOM):
         pooled = overall([s for s in scores if s.edit == edit])
         if pooled["rows"]:
             print(f"{'all clips':36s} {edit:6s} {pooled['rows']:5d} {pooled['agree']:6d} {_fmt(pooled['agreement']):>6s} "
                   f"{pooled['contradictions']:6d} {pooled['abstentions']:5d} "
                   f"{'':7s} {pooled['events']:6d} {pooled['events_found']:5d} {_fmt(pooled['events_found_share']):>6s} "
                   f"{pooled['events_extra']:5d}")
-    for edit in (*EDITS, REENCODE):
+    for edit in (*EDITS, REENCODE, ZOOM):
         changes = [r.direction_change_deg for s in scores if s.edit == edit for r in s.rows
                    if r.direction_change_deg is not None]
         if changes:
@@ -85,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     work = args.out or Path(tempfile.mkdtemp(prefix="bench_invariance_"))
     out = work / "out"
     edited = {(clip, edit): work / "edits" / f"{Path(clip).stem}_{edit}.mp4" for clip in clips
-              for edit in (*EDITS, REENCODE)}
+              for edit in (*EDITS, REENCODE, ZOOM)}
     for (clip, edit), path in edited.items():
         if not path.is_file():
             make_edit(edit, media / clip, work / "edits")
@@ -95,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
                         *(["--config", args.config] if args.config else []))
         print(f"socialtrace run over {len(clips)} clips and {len(edited)} edits: {time.perf_counter() - started:.1f} s wall")
     store = OutputStore(str(out))
-    scores = [compare_outputs(store, sanitise_id(Path(clip).stem), store, sanitise_id(path.stem), edit)
+    scores = [compare_outputs(store, sanitise_id(Path(clip).stem), store, sanitise_id(path.stem), edit,
+                              **({"window": ZOOM_WINDOW} if edit == ZOOM else {}))
               for (clip, edit), path in edited.items()]
     print_scores(scores, args.disagreements)
     return 0

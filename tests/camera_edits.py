@@ -1,5 +1,5 @@
 """Camera edits of a shared clip, built into a test's tmp folder (DESIGN.md §10: the output must not change
-with them): a horizontal mirror and half resolution.
+with them): a horizontal mirror and half resolution, and for the benchmark a digital zoom into the frame's centre.
 
 Each edit decodes the clip with PyAV, changes every frame with OpenCV and encodes it again (H.264 when this
 PyAV build has it, else MPEG-4 part 2) with every frame's own presentation time, so a clip with a gap in its
@@ -21,6 +21,11 @@ from pipeline.video_writer import usable_encoder
 
 # the edits the invariance tests and benchmarks/bench_invariance.py make, by the suffix their files get
 EDITS = ("mirror", "half")
+# a digital zoom (benchmarks/bench_invariance.py): the centre of the frame, this share of its width and height,
+# stretched over the whole frame, as an editor reframes a shot; the part of the original it shows
+ZOOM = "zoom"
+ZOOM_KEEP = 0.8
+ZOOM_WINDOW = ((1 - ZOOM_KEEP) / 2, (1 - ZOOM_KEEP) / 2, (1 + ZOOM_KEEP) / 2, (1 + ZOOM_KEEP) / 2)
 # the same clip encoded again and nothing else: how much of an edit's disagreement the second encode alone
 # makes (benchmarks/bench_invariance.py reports it beside the edits; the tests do not build it)
 REENCODE = "reencode"
@@ -115,10 +120,22 @@ def half_resolution_clip(src: str | Path, dst: str | Path) -> Path:
     return edit_clip(src, dst, halve, lambda w, h: (_even(w / 2), _even(h / 2)))
 
 
+def zoomed_clip(src: str | Path, dst: str | Path) -> Path:
+    """The centre of ``src`` (``ZOOM_WINDOW``) enlarged to the full frame size (bicubic, as an editor's digital
+    zoom interpolates)."""
+    def zoom(image: np.ndarray) -> np.ndarray:
+        height, width = image.shape[:2]
+        x0, y0, x1, y1 = ZOOM_WINDOW
+        crop = image[int(round(y0 * height)):int(round(y1 * height)), int(round(x0 * width)):int(round(x1 * width))]
+        return cv2.resize(crop, (_even(width), _even(height)), interpolation=cv2.INTER_CUBIC)
+
+    return edit_clip(src, dst, zoom)
+
+
 def make_edit(kind: str, src: str | Path, folder: str | Path) -> Path:
-    """The ``kind`` edit ("mirror" | "half" | "reencode") of ``src`` as FOLDER/<stem>_<kind>.mp4 (its own
+    """The ``kind`` edit ("mirror" | "half" | "zoom" | "reencode") of ``src`` as FOLDER/<stem>_<kind>.mp4 (its own
     video_id, so one run can hold the originals and their edits)."""
-    makers = {"mirror": mirror_clip, "half": half_resolution_clip, REENCODE: reencoded_clip}
+    makers = {"mirror": mirror_clip, "half": half_resolution_clip, ZOOM: zoomed_clip, REENCODE: reencoded_clip}
     if kind not in makers:
         raise ValueError(f"unknown camera edit {kind!r} (edits: {', '.join(makers)})")
     return makers[kind](src, Path(folder) / f"{Path(src).stem}_{kind}.mp4")
