@@ -36,7 +36,8 @@ test_no_face_is_read_for_two_people); half unchanged. Floors: mirror rows 0.9 (t
 Then no sudden gaze shift to or from a read of body keypoints (yakhyo's C bowing her head): mirror 94/101 = 0.93,
 events 20/20, the target; half 77/101 = 0.76, events 13/20. The mirror's events floor is one event under, 0.95.
 A digital zoom too (tests/camera_edits.ZOOM: the centre 80 % of the frame enlarged to the full size, scored on
-the people, targets and events it keeps in view): 60/69 = 0.87 of rows, events 14/16; floors 0.85 and 0.85.
+the people, targets and events it keeps in view): 60/69 = 0.87 of rows, events 14/16; floors two rows and one
+event under, 0.83 and 0.8.
 """
 from __future__ import annotations
 
@@ -64,7 +65,7 @@ TEST_EDITS = (*EDITS, ZOOM)
 # the issue's acceptance targets (a zoom keeps what it shows: the mirror's)
 TARGET = {"mirror": (0.9, 1.0), "half": (0.85, 0.8), ZOOM: (0.9, 1.0)}  # (rows agreeing, events found again)
 # what today's code holds (see the module doc): rows agreeing, events found again (shares), pooled over CLIPS
-FLOOR = {"mirror": (0.9, 0.95), "half": (0.74, 0.6), ZOOM: (0.85, 0.85)}
+FLOOR = {"mirror": (0.9, 0.95), "half": (0.74, 0.6), ZOOM: (0.83, 0.8)}
 # the same people: a (frame, person) row of either run has a counterpart in the other
 PEOPLE_MATCHED_FLOOR = 0.9
 
