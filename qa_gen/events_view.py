@@ -186,11 +186,21 @@ class Presence:
 
     @classmethod
     def from_tracks(cls, tracks: pa.Table, tolerance: float = 0.5) -> "Presence":
+        """Everyone the tracks hold, but a track that never shows a head (no head box on any of its rows): a
+        box that nothing in it ever confirms as someone (a potted plant at the edge of a zoomed shot was boxed
+        on every frame) is no one a question can name, as an answer, an option or a bystander who "takes no
+        part"; nor is a body whose head stays out of view, whose looks nobody can check."""
         if tracks.num_rows == 0:
             return cls({}, tolerance)
         pids = np.asarray(tracks.column("person_id").to_numpy(zero_copy_only=False), dtype=int)
         times = np.asarray(tracks.column("t").to_numpy(zero_copy_only=False), dtype=float)
-        return cls({int(p): times[pids == p] for p in np.unique(pids)}, tolerance, shot_bounds(tracks))
+        people = np.unique(pids)
+        if "head_bbox" in tracks.column_names:
+            heads = tracks.column("head_bbox").to_pylist()
+            with_head = {int(p) for p, h in zip(pids, heads)
+                         if h is not None and len(h) == 4 and all(v is not None and np.isfinite(v) for v in h)}
+            people = [p for p in people if int(p) in with_head]
+        return cls({int(p): times[pids == p] for p in people}, tolerance, shot_bounds(tracks))
 
     @classmethod
     def from_events(cls, events: Sequence[Event], duration: float, step: float) -> "Presence":

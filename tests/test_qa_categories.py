@@ -258,7 +258,8 @@ def _event(i, source, etype, t0, t1, persons, **kw):
 
 def _tracks(n_people: int, seconds: float, video_id: str = "kitchen3") -> pa.Table:
     rows = [{"video_id": video_id, "frame_idx": f, "native_frame_idx": f, "t": f * STEP, "shot_id": 0,
-             "person_id": p, "det_conf": 0.9, "bbox": [0.1 + 0.3 * p, 0.2, 0.35 + 0.3 * p, 0.9], "gaze_conf": 0.8,
+             "person_id": p, "det_conf": 0.9, "bbox": [0.1 + 0.3 * p, 0.2, 0.35 + 0.3 * p, 0.9],
+             "head_bbox": [0.18 + 0.3 * p, 0.2, 0.27 + 0.3 * p, 0.32], "gaze_conf": 0.8,
              "gaze_target_type": "unknown", "pointing": False, "point_conf": 0.0}
             for f in range(int(seconds / STEP)) for p in range(n_people)]
     return table_from_rows(rows, TRACKS_SCHEMA)

@@ -207,6 +207,7 @@ def _presence_tracks(times_by_person: dict[int, list[float]]) -> pa.Table:
     from pipeline.schema import TRACKS_SCHEMA
     rows = [{"video_id": "tvhid_highfive_0018", "frame_idx": int(round(t * 2)), "native_frame_idx": int(round(t * 25)),
              "t": t, "shot_id": 0, "person_id": p, "det_conf": 0.9, "bbox": [0.1 + 0.5 * p, 0.1, 0.4 + 0.5 * p, 0.9],
+             "head_bbox": [0.2 + 0.5 * p, 0.1, 0.3 + 0.5 * p, 0.25],
              "gaze_conf": 0.8, "gaze_target_type": "unknown", "pointing": False, "point_conf": 0.0}
             for p, times in times_by_person.items() for t in times]
     return table_from_rows(rows, TRACKS_SCHEMA)

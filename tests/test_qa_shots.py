@@ -120,3 +120,18 @@ def test_which_gesture_offers_the_four_kinds_none_of_the_false_ones_beside_the_w
     asked = [it for it in items if "2.0 and 2.5" in it["question"]]
     assert [it["answer_text"] for it in asked] == ["Reaching"]
     assert {tuple(sorted(o[3:] for o in it["options"])) for it in items} == {("Giving", "Pointing", "Reaching", "Showing")}
+
+
+def test_a_track_that_never_shows_a_head_is_no_one_to_name():
+    """A box nothing ever confirms as someone (no head box on any of its rows: a potted plant at the edge of a
+    zoomed shot, boxed on every frame) is not present: no question offers it as an answer or an option, nor says
+    it "takes no part". A person whose head shows on one row is present on every row of theirs."""
+    rows = []
+    for t in np.arange(0.0, 4.0, 0.5):
+        rows.append({"t": float(t), "person_id": 0, "head_bbox": [0.1, 0.1, 0.2, 0.2]})
+        rows.append({"t": float(t), "person_id": 1, "head_bbox": [0.5, 0.1, 0.6, 0.2] if t == 1.0 else None})
+        rows.append({"t": float(t), "person_id": 2, "head_bbox": None})  # the plant
+    presence = Presence.from_tracks(pa.Table.from_pylist(rows), tolerance=0.5)
+    assert presence.persons == [0, 1]
+    assert presence.present(1, 3.0, 3.5) and not presence.present(2, 0.0, 4.0)
+    assert presence.present_in(0.0, 4.0) == [0, 1]
