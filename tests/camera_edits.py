@@ -1,5 +1,5 @@
 """Camera edits of a shared clip, built into a test's tmp folder (DESIGN.md §10: the output must not change
-with them): a horizontal mirror and half resolution, and for the benchmark a digital zoom into the frame's centre.
+with them): a horizontal mirror, half resolution and a digital zoom into the frame's centre.
 
 Each edit decodes the clip with PyAV, changes every frame with OpenCV and encodes it again (H.264 when this
 PyAV build has it, else MPEG-4 part 2) with every frame's own presentation time, so a clip with a gap in its
@@ -19,10 +19,11 @@ import numpy as np
 
 from pipeline.video_writer import usable_encoder
 
-# the edits the invariance tests and benchmarks/bench_invariance.py make, by the suffix their files get
+# the edits the issue names (the invariance tests and benchmarks/bench_invariance.py make them), by the suffix
+# their files get
 EDITS = ("mirror", "half")
-# a digital zoom (benchmarks/bench_invariance.py): the centre of the frame, this share of its width and height,
-# stretched over the whole frame, as an editor reframes a shot; the part of the original it shows
+# a digital zoom (made by both too): the centre of the frame, this share of its width and height, stretched over
+# the whole frame as an editor reframes a shot; ZOOM_WINDOW is the part of the original it shows
 ZOOM = "zoom"
 ZOOM_KEEP = 0.8
 ZOOM_WINDOW = ((1 - ZOOM_KEEP) / 2, (1 - ZOOM_KEEP) / 2, (1 + ZOOM_KEEP) / 2, (1 + ZOOM_KEEP) / 2)
