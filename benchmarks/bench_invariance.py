@@ -26,7 +26,7 @@ from pipeline.camera_invariance import InvarianceScore, compare_outputs, overall
 from pipeline.storage import OutputStore
 from pipeline.inputs import sanitise_id
 from pipeline.truth import GroundTruth
-from tests.camera_edits import EDITS, REENCODE, ZOOM, ZOOM_WINDOW, make_edit
+from tests.camera_edits import EDITS, REENCODE, ZOOM, make_edit, shown_part
 from tests.shared_media import find_media_dir, run_socialtrace
 
 
@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"socialtrace run over {len(clips)} clips and {len(edited)} edits: {time.perf_counter() - started:.1f} s wall")
     store = OutputStore(str(out))
     scores = [compare_outputs(store, sanitise_id(Path(clip).stem), store, sanitise_id(path.stem), edit,
-                              **({"window": ZOOM_WINDOW} if edit == ZOOM else {}))
+                              window=shown_part(edit))
               for (clip, edit), path in edited.items()]
     print_scores(scores, args.disagreements)
     return 0

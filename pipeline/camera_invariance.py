@@ -145,23 +145,25 @@ def _head_x_y(row: dict, mirrored: bool, window: tuple[float, float, float, floa
 VIEW_EDGE_MARGIN = 0.05
 
 
-def in_view(row: dict, window: tuple[float, float, float, float], centre: Optional[tuple[float, float]] = None,
-            object_boxes: Optional[dict[tuple[int, int], list]] = None) -> bool:
-    """Whether a row (its head centre in the original frame: ``centre``, else the row's own) lies inside the part
-    of the frame an edit shows, clear of its edge by ``VIEW_EDGE_MARGIN``, and so does what it looks at: its gaze
-    point for a person or hands target, the object's box centre for an object (``object_boxes``, (frame_idx,
-    object_id) -> normalised xyxy; a look credited to a pointed-at thing keeps the measured gaze point). Always
-    True for the full frame."""
-    if window == FULL_FRAME:
+def in_window(point: Optional[tuple[float, float]], window: tuple[float, float, float, float]) -> bool:
+    """Whether a point of the original frame lies inside the part an edit shows, clear of its edge by
+    ``VIEW_EDGE_MARGIN``; always for the full frame, and for no point (nothing to place)."""
+    if window == FULL_FRAME or point is None:
         return True
     x0, y0, x1, y1 = window
     m = VIEW_EDGE_MARGIN
+    return x0 + m <= point[0] <= x1 - m and y0 + m <= point[1] <= y1 - m
 
-    def inside(point) -> bool:
-        return x0 + m <= point[0] <= x1 - m and y0 + m <= point[1] <= y1 - m
 
-    centre = centre if centre is not None else head_centre(row)
-    if centre is not None and not inside(centre):
+def in_view(row: dict, window: tuple[float, float, float, float],
+            object_boxes: Optional[dict[tuple[int, int], list]] = None) -> bool:
+    """Whether an original row's head lies in the part of the frame an edit shows (``in_window``), and so does
+    what it looks at: its gaze point for a person or hands target, the object's box centre for an object
+    (``object_boxes``, (frame_idx, object_id) -> normalised xyxy; a look credited to a pointed-at thing keeps the
+    measured gaze point)."""
+    if window == FULL_FRAME:
+        return True
+    if not in_window(head_centre(row), window):
         return False
     kind = row.get("gaze_target_type") or "unknown"
     point = row.get("gaze_point")
@@ -169,8 +171,9 @@ def in_view(row: dict, window: tuple[float, float, float, float], centre: Option
         target = row.get("gaze_target_id")
         box = None if target is None else object_boxes.get((int(row.get("frame_idx", -1)), int(target)))
         point = None if box is None else ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
-    return not (kind in (*PERSON_TARGETS, "object") and point is not None and len(point) >= 2
-                and None not in point[:2] and not inside(point))
+    if kind not in (*PERSON_TARGETS, "object") or point is None or len(point) < 2 or None in point[:2]:
+        return True
+    return in_window(point, window)
 
 
 def match_people(original: pa.Table, edited: pa.Table, mirrored: bool,
@@ -254,7 +257,7 @@ def compare_rows(original: pa.Table, edited: pa.Table, mirrored: bool,
         out.append(RowComparison(frame_idx, float(row["t"]), pid, theirs, row, other, agrees,
                                  _direction_change(row.get("gaze_dir"), other.get("gaze_dir"), mirrored)))
     for (frame_idx, pid), row in sorted(rows_of[1].items()):
-        if (frame_idx, pid) not in seen_edited and in_view({}, window, _head_x_y(row, mirrored, window)):
+        if (frame_idx, pid) not in seen_edited and in_window(_head_x_y(row, mirrored, window), window):
             out.append(RowComparison(frame_idx, float(row["t"]), None, pid, None, row, False))
     return sorted(out, key=lambda r: (r.frame_idx, r.original_id if r.original_id is not None else 1 << 30))
 
@@ -303,7 +306,7 @@ def compare_events(original: list[Event], edited: list[Event], id_map: dict[int,
 def _out_of_view_times(tracks: pa.Table, window: tuple[float, float, float, float],
                        objects: Optional[pa.Table] = None) -> dict[tuple[str, int], list[float]]:
     """("person", person_id) / ("object", object_id) -> the sampled times at which that person's head, or that
-    object's box centre, lies outside ``window`` (clear of its edge, ``in_view``)."""
+    object's box centre, lies outside ``window`` (clear of its edge, ``in_window``)."""
     columns = [c for c in ("t", "person_id", "head_bbox", "bbox") if c in tracks.column_names]
     out: dict[tuple[str, int], list[float]] = defaultdict(list)
     for row in tracks.select(columns).to_pylist():
@@ -312,7 +315,7 @@ def _out_of_view_times(tracks: pa.Table, window: tuple[float, float, float, floa
     if objects is not None:
         for row in objects.select(["t", "object_id", "bbox"]).to_pylist():
             box = row["bbox"]
-            if not in_view({}, window, ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)):
+            if not in_window(((box[0] + box[2]) / 2, (box[1] + box[3]) / 2), window):
                 out[("object", int(row["object_id"]))].append(float(row["t"]))
     return out
 

@@ -17,6 +17,7 @@ import av
 import cv2
 import numpy as np
 
+from pipeline.camera_invariance import FULL_FRAME
 from pipeline.video_writer import usable_encoder
 
 # the edits the issue names (the invariance tests and benchmarks/bench_invariance.py make them), by the suffix
@@ -131,6 +132,12 @@ def zoomed_clip(src: str | Path, dst: str | Path) -> Path:
         return cv2.resize(crop, (_even(width), _even(height)), interpolation=cv2.INTER_CUBIC)
 
     return edit_clip(src, dst, zoom)
+
+
+def shown_part(kind: str) -> tuple[float, float, float, float]:
+    """The part of the original frame the ``kind`` edit shows (normalised xyxy), for
+    pipeline.camera_invariance.compare_outputs: the zoom's window, else the whole frame."""
+    return ZOOM_WINDOW if kind == ZOOM else FULL_FRAME
 
 
 def make_edit(kind: str, src: str | Path, folder: str | Path) -> Path:

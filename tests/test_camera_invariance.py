@@ -47,12 +47,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipeline.camera_invariance import InvarianceScore, RowComparison, compare_runs, overall
+from pipeline.camera_invariance import InvarianceScore, RowComparison, compare_outputs, compare_runs, overall
 from pipeline.inputs import sanitise_id
 from pipeline.storage import OutputStore
-from pipeline.summary import sampling_fps
 from pipeline.video import iter_frames
-from tests.camera_edits import EDITS, ZOOM, ZOOM_WINDOW, make_edit
+from tests.camera_edits import EDITS, ZOOM, ZOOM_WINDOW, make_edit, shown_part
 from tests.shared_media import run_socialtrace
 
 pytestmark = pytest.mark.slow
@@ -90,11 +89,8 @@ def scores(invariance_run) -> list[InvarianceScore]:
     store = OutputStore(str(invariance_run["out"]))
     out = []
     for (clip, edit), path in invariance_run["edits"].items():
-        video_id = sanitise_id(Path(clip).stem)
-        original, edited = _tables(store, video_id), _tables(store, sanitise_id(path.stem))
-        zoom = {"window": ZOOM_WINDOW, "original_objects": store.read_video_table("objects", video_id)} if edit == ZOOM else {}
-        out.append(compare_runs(Path(clip).stem, edit, *original, *edited, mirrored=edit == "mirror",
-                                step_s=1.0 / sampling_fps(store), **zoom))
+        out.append(compare_outputs(store, sanitise_id(Path(clip).stem), store, sanitise_id(path.stem), edit,
+                                   window=shown_part(edit)))
     return out
 
 
@@ -263,8 +259,6 @@ def test_a_zoom_is_compared_on_the_people_and_events_it_keeps_in_view():
     """A digital zoom into the frame's centre (tests/camera_edits.ZOOM_WINDOW) shows the people inside the window,
     enlarged: they are matched by mapping the zoomed frame back onto the window and must keep their targets; a
     person outside it, one looking at something outside it, and their events count on neither side."""
-    from tests.camera_edits import ZOOM_WINDOW
-
     x0, y0, x1, y1 = ZOOM_WINDOW
 
     def zoomed(x, y):
