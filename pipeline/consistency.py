@@ -17,9 +17,10 @@ make with the same functions (``check_events_table``), so the product and the te
 - gaze_follows_gesture never names the gesturer, or the person the gesture is aimed at, as the follower;
   eye_contact_during_gesture and gaze_gesture_alignment lie inside their parents; no event cites a
   missing or rule-breaking parent;
-- "own hands" gaze only where the gaze ray itself reaches one of the person's own detected hand boxes by
-  the association's evidence rule (events.geometry.gaze_reaches_boxes: within the cone, passing within
-  gaze.target_max_miss half-diagonals; not a box merely somewhere below the eyes);
+- "own hands" gaze only where the gaze ray reaches one of the person's own detected hand boxes by the
+  association's evidence rule (events.geometry.gaze_reaches_boxes: within the cone, passing within
+  gaze.target_max_miss half-diagonals; not a box merely somewhere below the eyes), as read or turned within
+  gaze.target_uncertainty_deg (the reads a marginal row is settled by);
 - no two QA items of the clip with the same question and different keys;
 - no event runs across a camera cut unless every one of its people is seen on both sides of it (in the
   event's time before the cut and after it): otherwise the event joins one shot's person to whoever is
@@ -34,11 +35,12 @@ import re
 from collections import defaultdict
 from typing import Optional
 
+import numpy as np
 import pyarrow as pa
 
 from detectors.config import GazeConfig
 from events.config import EventConfig
-from events.geometry import gaze_reaches_boxes
+from events.geometry import gaze_reaches_boxes, turned_directions
 from qa_gen.events_view import Event, people_of, read_events
 
 # Gaze "lands on" a hand box when the landing point is inside the box widened by this much (normalised
@@ -69,8 +71,13 @@ def question_times(question: str) -> list[float]:
 def _lands_on_hand(row: dict, boxes: list, aspect: Optional[float], gaze: GazeConfig) -> bool:
     origin, direction = row.get("gaze_origin"), row.get("gaze_dir")
     if aspect and origin is not None and direction is not None and len(direction) == 3 and boxes:
-        return bool(gaze_reaches_boxes(origin, direction, boxes, aspect=aspect, max_miss=gaze.target_max_miss,
-                                       cone_half_angle_deg=gaze.cone_half_angle_deg).any())
+        # the ray as read, or turned within its uncertainty: a row whose read grazes the box edge takes the
+        # target of its firm neighbours when one of those turned reads names it (settle_ambiguous_targets)
+        reads = [np.asarray(direction, np.float64)]
+        if gaze.target_uncertainty_deg > 0:
+            reads += list(turned_directions(reads[0][None], gaze.target_uncertainty_deg)[:, 0])
+        return any(gaze_reaches_boxes(origin, read, boxes, aspect=aspect, max_miss=gaze.target_max_miss,
+                                      cone_half_angle_deg=gaze.cone_half_angle_deg).any() for read in reads)
     point = row.get("gaze_point")  # no ray recorded: where the gaze was placed must be on a hand
     return point is not None and any(b[0] - HAND_BOX_MARGIN <= point[0] <= b[2] + HAND_BOX_MARGIN
                                      and b[1] - HAND_BOX_MARGIN <= point[1] <= b[3] + HAND_BOX_MARGIN

@@ -10,6 +10,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from detectors.config import GazeConfig
 from pipeline.accuracy import (RIGHT, UNCHECKABLE, WRONG, ClipRun, Judge, head_centre, match_persons, score_events,
                                score_gaze)
 from pipeline.consistency import check_events_table, check_tables
@@ -472,6 +473,13 @@ def test_each_consistency_rule_is_reported():
     near = table_from_rows([track_row(2.5, 1, TOY_HEAD["B"], "hands", 1, frame=5, hands=[[0.3, 0.3, 0.5, 0.4]],
                                       point=[0.5, 0.3], ray=[-1.0, 0.0, 0.0])], TRACKS_SCHEMA)
     assert check_tables(near, events.slice(0, 0), qa.slice(0, 0), duration=2.2, aspect=16 / 9) == []
+    # a read that passes beside the box, which lies within the read's uncertainty: such a row takes its firm
+    # neighbours' target when one of its turned reads names it (events.geometry.settle_ambiguous_targets)
+    grazing = table_from_rows([track_row(2.5, 1, TOY_HEAD["B"], "hands", 1, frame=5, hands=[[0.2, 0.2, 0.24, 0.23]],
+                                         point=[0.24, 0.2], ray=[-0.8, 0.0, -0.6])], TRACKS_SCHEMA)
+    assert check_tables(grazing, events.slice(0, 0), qa.slice(0, 0), duration=2.2, aspect=16 / 9) == []
+    assert check_tables(grazing, events.slice(0, 0), qa.slice(0, 0), duration=2.2, aspect=16 / 9,
+                        gaze=GazeConfig(target_uncertainty_deg=0.0)) != []
     assert "eye contact 2 (0.00-1.00 s) overlaps gaze_aversion 3" in text
     assert "gaze_at 4 spans 2.00-2.50 s, outside the clip [0, 2.20] s" in text
     assert "gaze_following 5 (0.00-0.50 s): Person 1 'follows' onto their own hands" in text
