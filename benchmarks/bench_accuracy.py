@@ -95,6 +95,7 @@ def report(scores: list[ClipScore], wall: float | None, ran: bool = True) -> dic
             "video_id": s.video_id, "duration_s": s.duration, "wall_s": s.wall_s,
             "persons": s.match.per_label, "label_of": {str(k): v for k, v in s.match.label_of.items()},
             "identity_merges": {str(k): v for k, v in s.match.merges.items()},
+            "identity_splits": s.match.splits,
             "unmatched_predicted_ids": s.match.unmatched_ids,
             "tracked_rows": tracked, "annotated_rows": rows,
             "gaze": {"rows": s.gaze.rows, "correct": s.gaze.correct, "covered": s.gaze.covered,
@@ -109,6 +110,8 @@ def report(scores: list[ClipScore], wall: float | None, ran: bool = True) -> dic
         })
         for pid, labels in s.match.merges.items():
             print(f"|   identity merge: predicted Person {pid} matched {labels} | | | | | | | | |")
+        for label, ids in s.match.splits.items():
+            print(f"|   identity split: {label} followed as Persons {', '.join(map(str, ids))} | | | | | | | | |")
         if s.match.unmatched_ids:
             print(f"|   predicted Person {', '.join(map(str, s.match.unmatched_ids))} matched no annotated person "
                   "(their events are uncheckable) | | | | | | | | |")
@@ -147,7 +150,7 @@ def report(scores: list[ClipScore], wall: float | None, ran: bool = True) -> dic
     rtf = video_s / wall if wall else math.nan
     print(f"\nCPU: {cpu_model()}")
     print(f"gaze_accuracy={t.gaze.accuracy:.3f} gaze_coverage={t.gaze.coverage:.3f} "
-          f"tracking_coverage={t.tracking_coverage:.3f} identity_merges={t.merges}")
+          f"tracking_coverage={t.tracking_coverage:.3f} identity_merges={t.merges} identity_splits={t.splits}")
     print(f"qa_agreement={t.qa.agreement():.3f} qa_checked={r + w} qa_uncheckable={u} violations={t.violations}")
     if wall:
         print(f"wall_s={wall:.1f} video_s={video_s:.2f} realtime_factor={rtf:.2f}"
@@ -156,7 +159,7 @@ def report(scores: list[ClipScore], wall: float | None, ran: bool = True) -> dic
         "cpu": cpu_model(), "wall_s": wall, "video_s": video_s, "realtime_factor": rtf,
         "overall": {
             "gaze_accuracy": t.gaze.accuracy, "gaze_coverage": t.gaze.coverage, "gaze_rows": t.gaze.rows,
-            "tracking_coverage": t.tracking_coverage, "identity_merges": t.merges,
+            "tracking_coverage": t.tracking_coverage, "identity_merges": t.merges, "identity_splits": t.splits,
             "precision": {k: t.events.precision(k) for k in t.events.verdicts},
             "event_verdicts": {k: dict(v) for k, v in t.events.verdicts.items()},
             "recall": {k: t.events.recall_of(k) for k in RECALL_KINDS},

@@ -170,6 +170,11 @@ class PersonMatch:
         """Predicted ids matched to two or more annotated people (identity merges)."""
         return {pid: dict(c) for pid, c in self.votes.items() if len(c) > 1}
 
+    @property
+    def splits(self) -> dict[str, list[int]]:
+        """Annotated people matched by two or more predicted ids (one person, several ids: an id switch)."""
+        return {label: v["predicted_ids"] for label, v in self.per_label.items() if len(v["predicted_ids"]) > 1}
+
     def label(self, pid: Optional[int]) -> Optional[str]:
         return None if pid is None else self.label_of.get(int(pid))
 

@@ -52,6 +52,7 @@ class Totals:
     tracked_rows: int
     annotated_rows: int
     merges: int
+    splits: int = 0  # annotated people followed under two or more ids
 
     @property
     def tracking_coverage(self) -> float:
@@ -60,7 +61,7 @@ class Totals:
 
 def totals(scores: Iterable[ClipScore]) -> Totals:
     gaze, events, qa = GazeScore(), EventScore(), QAScore()
-    violations = tracked = rows = merges = 0
+    violations = tracked = rows = merges = splits = 0
     for s in scores:
         gaze.add(s.gaze)
         events.add(s.events)
@@ -69,7 +70,8 @@ def totals(scores: Iterable[ClipScore]) -> Totals:
         tracked += sum(v["identity_ok"] for v in s.match.per_label.values())
         rows += sum(v["rows"] for v in s.match.per_label.values())
         merges += len(s.match.merges)
-    return Totals(gaze, events, qa, violations, tracked, rows, merges)
+        splits += len(s.match.splits)
+    return Totals(gaze, events, qa, violations, tracked, rows, merges, splits)
 
 
 NOT_NAMED = ("unknown", "elsewhere", "untracked")  # predictions that name no target

@@ -628,6 +628,55 @@ def test_a_walker_never_turns_up_behind_where_he_was_walking() -> None:
     assert not walked_back([coat], [walker([15.5], [0.605])], coat, walker([15.5], [0.605]), config.stitch_motion_slack)
 
 
+def test_a_sighting_without_a_head_is_sized_by_its_box_beside_one_sized_by_its_head() -> None:
+    """tvhid_highfive_0018 at 5 fps: the background woman behind the near man, her box cut short (0.14-0.18 of
+    the frame), is sized from her head (7.5 head heights, 0.39) at 1.2 s and has no head box at 1.8 s (0.175, her
+    box). Two people of such sizes would not be one; measured alike (the boxes) they are. Where both sightings
+    show a head, the sizes read from the heads decide as before."""
+    config = Config().tracking
+
+    def seen(t, box_height, head_height):
+        box = np.array([[0.0, 0.33, 0.05, 0.33 + box_height]])
+        head = np.array([[0.0, 0.33, 0.03, 0.33 + head_height]])
+        return Tracklet(0, np.array([int(round(t * 5))]), np.array([t]), box, np.zeros(DESCRIPTOR_SIZE),
+                        scales=person_scales(box, head), heads_seen=np.isfinite(head).all(axis=1))
+
+    with_head, headless = seen(1.2, 0.144, 0.0515), seen(1.8, 0.175, np.nan)
+    assert with_head.scale(0) > config.stitch_max_size_ratio * headless.scale(0)
+    assert plausible_motion(with_head, headless, config)
+    # both with heads, one head less than half the other's: two people, whatever their boxes
+    assert not plausible_motion(with_head, seen(1.8, 0.175, 0.02), config)
+    # without a head the boxes must still agree
+    assert not plausible_motion(with_head, seen(1.8, 0.06, np.nan), config)
+
+
+def test_someone_seen_at_the_edge_on_consecutive_samples_never_left_the_picture() -> None:
+    """The same woman at 5 fps, cut by the left edge: walking out through it until 1.8 s, coming back in from
+    2.0 s, no colours of her own (behind the near man). On consecutive samples she was in the picture
+    throughout, so the rule for a leaver and a newcomer (a re-entry's colours) does not apply; with a sample
+    between them where nobody was seen it does."""
+    from tracking.motion_rivals import out_of_view_and_back
+    from tracking.stitching import split_against_motion, stitch_tracklets, unseen_between
+
+    config = Config().tracking
+
+    def one(t, x):
+        box = np.array([[max(x - 0.03, 0.0), 0.33, x + 0.03, 0.5]])
+        return Tracklet(0, np.array([int(round(t * 5))]), np.array([t]), box, np.zeros(DESCRIPTOR_SIZE))
+
+    leaving = [one(t, x) for t, x in zip([1.2, 1.4, 1.6, 1.8], [0.1, 0.07, 0.045, 0.02])]
+    arriving = [one(t, x) for t, x in zip([2.0, 2.2, 2.4, 2.6], [0.02, 0.05, 0.08, 0.11])]
+    assert out_of_view_and_back(leaving, arriving, leaving[-1], arriving[0], config.frame_edge_margin)
+    assert not unseen_between(leaving[-1], arriving[0])
+    assert len(stitch_tracklets(leaving + arriving, config)) == 1
+    assert len(split_against_motion(leaving + arriving, config)) == 1
+    # a sample in between where she was not seen: she may have left, and someone else come in
+    later = [one(t, x) for t, x in zip([2.2, 2.4, 2.6, 2.8], [0.02, 0.05, 0.08, 0.11])]
+    assert unseen_between(leaving[-1], later[0])
+    assert len(stitch_tracklets(leaving + later, config)) == 2
+    assert len(split_against_motion(leaving + later, config)) == 2
+
+
 def test_walking_out_of_the_picture_and_someone_walking_in_is_a_reentry() -> None:
     """opencv_vtest 20.5 -> 22.0 s at 2 fps: a man in a leather jacket walks out at the right edge; 1.5 s
     later a man in a black coat walks in there, walking left. Both are chains of one-frame tracklets in dark

@@ -223,7 +223,7 @@ def test_scores_a_written_output_folder(tmp_path):
     [score] = score_output(store.uri, truth)
     assert (score.gaze.correct, score.gaze.rows) == (7, 9)
     overall = totals([score])
-    assert overall.tracking_coverage == 1.0 and overall.merges == 0
+    assert overall.tracking_coverage == 1.0 and overall.merges == 0 and overall.splits == 0
 
 
 # --- person matching ---------------------------------------------------------------------------
@@ -236,7 +236,16 @@ def test_matching_maps_ids_by_head_position(toy_truth):
     match = match_persons(toy_truth, toy_run(tracks=pa.concat_tables([tracks, extra])))
     assert match.label_of == {0: "B", 1: "A"}
     assert match.per_label["A"]["tracked_share"] == 1.0 and match.per_label["A"]["predicted_ids"] == [1]
-    assert match.merges == {} and match.unmatched_ids == [7]
+    assert match.merges == {} and match.unmatched_ids == [7] and match.splits == {}
+
+
+def test_matching_reports_a_person_followed_under_two_ids(toy_truth):
+    # A is predicted 0 for three frames, then predicted 5 (an id switch); B is 1 throughout
+    tracks = toy_tracks(heads={0: lambda f: TOY_HEAD["A"] if f < 3 else (0.5, 0.95), 1: TOY_HEAD["B"]})
+    switched = table_from_rows([track_row(t, 5, TOY_HEAD["A"], "elsewhere", None, frame=f)
+                                for f, t in enumerate(TIMES) if f >= 3], TRACKS_SCHEMA)
+    match = match_persons(toy_truth, toy_run(tracks=pa.concat_tables([tracks, switched])))
+    assert match.splits == {"A": [0, 5]} and match.merges == {}
 
 
 def test_matching_reports_identity_merge_and_untracked_rows(toy_truth):
@@ -598,6 +607,7 @@ def test_accuracy_floors_on_shared_clips(shared_scores, truth_set):
     qa = t.qa.totals()
     assert qa[RIGHT] + qa[WRONG] >= (8 if truth_set == "development" else 4), f"too few checkable QA items: {qa}"
     assert t.merges == 0
+    assert t.splits == 0  # no annotated person followed under two ids (issue 23: no id switches)
     if truth_set == "development":
         decided = {kind: t.events.precision(kind) for kind in t.events.verdicts
                    if t.events.verdicts[kind].get(RIGHT, 0) + t.events.verdicts[kind].get(WRONG, 0) > 0}

@@ -18,7 +18,8 @@ frame at x 0.85, a man in a leather jacket stepping out from behind a sign at 0.
 Out of view and back: a person seen walking out of the picture at a frame edge, and someone walking in at an
 edge after a gap, are joined only as a re-entry (closely pooled colours), however short the gap: while out of
 view nothing followed the person, and whoever walks in may be someone else (opencv_vtest 20.5 -> 22.0 s: a
-man in a leather jacket leaves at the right edge, a man in a black coat walks in there 1.5 s later).
+man in a leather jacket leaves at the right edge, a man in a black coat walks in there 1.5 s later). Someone
+seen at the edge on two consecutive samples was never out of view (stitching.unseen_between): no re-entry.
 """
 from __future__ import annotations
 

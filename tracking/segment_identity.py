@@ -177,11 +177,13 @@ class IdentityLedger:
         if int(segment.shot[rows[0]]) != identity.last_shot:
             return True  # across a cut only colours can vouch for identity, and they did
         earlier = Tracklet(identity.last_shot, identity.last_frames, identity.last_times, identity.last_boxes,
-                           identity.appearance_sum, scales=person_scales(identity.last_boxes, identity.last_heads))
+                           identity.appearance_sum, scales=person_scales(identity.last_boxes, identity.last_heads),
+                           heads_seen=np.isfinite(identity.last_heads).all(axis=1))
         first_shot = rows[segment.shot[rows] == segment.shot[rows[0]]]
         later = Tracklet(int(segment.shot[rows[0]]), segment.frame[first_shot], segment.time[first_shot],
                          segment.box[first_shot], segment.appearance[local][0],
-                         scales=person_scales(segment.box[first_shot], segment.head[first_shot]))
+                         scales=person_scales(segment.box[first_shot], segment.head[first_shot]),
+                         heads_seen=np.isfinite(segment.head[first_shot]).all(axis=1))
         return plausible_motion(earlier, later, self.config)
 
     # -- bookkeeping -------------------------------------------------------------------------------
