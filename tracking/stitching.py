@@ -81,7 +81,7 @@ class Tracklet:
         """How tall the person of row ``k`` is, in frame heights: the box height, or more when the box is cut
         short (``person_scales``)."""
         if self.scales is None:
-            return float(self.boxes[k, 3] - self.boxes[k, 1])
+            return self.box_height(k)
         return float(self.scales[k])
 
     def box_height(self, k: int) -> float:
@@ -129,7 +129,7 @@ def plausible_motion(earlier: Tracklet, later: Tracklet, config: TrackingConfig)
         # tvhid_highfive_0018's woman behind the near man: boxes 0.14 and 0.18 of the frame, 7.5 head heights
         # 0.39 on one side and no head on the other)
         boxes = [earlier.box_height(-1), later.box_height(0)]
-        if earlier.head_seen(-1) and later.head_seen(0) or not _alike(boxes, config.stitch_max_size_ratio):
+        if (earlier.head_seen(-1) and later.head_seen(0)) or not _alike(boxes, config.stitch_max_size_ratio):
             return False  # people do not grow or shrink that much between two sightings
         heights = boxes
     speed = min(config.stitch_motion_max, config.stitch_motion_max_heights * min(heights))
