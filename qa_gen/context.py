@@ -101,6 +101,11 @@ class VideoContext:
         """A generator seeded by (seed, video, parts): the same item always gets the same wording."""
         return random.Random(stable_hash(self.seed, self.video_id, *parts))
 
+    def may_be_one_of(self, pid: int, persons: Iterable[int]) -> bool:
+        """Whether ``pid`` may be one of ``persons`` under another id: never seen on one sampled frame with them
+        (a person the tracker lost for a moment and found again as a new id)."""
+        return any(pid != p and not self.presence.ever_together(pid, p) for p in persons)
+
     def of_type(self, *types: str) -> list[Event]:
         """Events of these types that questions may be anchored on (see ``trusted``)."""
         return [e for e in self.events if e.event_type in types and self.trusted(e)]

@@ -241,6 +241,16 @@ class Presence:
         end = later[0] - _CUT_EPS if later else np.inf
         return int(np.count_nonzero((times >= t - _CUT_EPS) & (times < end)))
 
+    def ever_together(self, p: int, q: int) -> bool:
+        """Whether ``p`` and ``q`` are seen on one sampled frame at least once. Two ids never seen together may be
+        one person the tracker lost and found again under a new id; True for anyone not in the tracks."""
+        a, b = self._times.get(int(p)), self._times.get(int(q))
+        if a is None or b is None:
+            return True
+        i = np.clip(np.searchsorted(b, a), 0, len(b) - 1)
+        j = np.clip(i - 1, 0, len(b) - 1)
+        return bool(np.any(np.minimum(np.abs(b[i] - a), np.abs(b[j] - a)) <= _CUT_EPS))
+
     def present_in(self, a: float, b: float, exclude: Iterable[int] = ()) -> list[int]:
         skip = set(exclude)
         return [p for p in self.persons if p not in skip and self.present(p, a, b)]

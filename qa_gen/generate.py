@@ -8,7 +8,7 @@ import pyarrow as pa
 
 from qa_gen.config import QAConfig
 from pipeline.schema import QA_SCHEMA, empty_table, table_from_rows
-from qa_gen.assemble import build_row, unit_qa_id
+from qa_gen.assemble import build_row, named_persons, unit_qa_id
 from qa_gen.balance import balance_answer_classes
 from qa_gen.candidate import Candidate
 from qa_gen.categories import CATEGORIES, FORMATS
@@ -78,6 +78,13 @@ def candidates_of(ctx: VideoContext) -> list[Candidate]:
     out: list[Candidate] = []
     for family in FAMILIES:
         out.extend(family(ctx))
+    # no false option names someone who may be a person the item already names, under another id: a man the
+    # tracker lost for a moment and found again as a new id (issue 23: Person 1, Person 4 for a second, then
+    # Person 1 again) would be a wrong option ("Person 4") whose answer is that same man
+    for candidate in out:
+        candidate.distractors = [d for d in candidate.distractors
+                                 if not any(ctx.may_be_one_of(q, candidate.persons)
+                                            for q in named_persons([d]) - set(candidate.persons))]
     return out
 
 

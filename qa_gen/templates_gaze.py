@@ -63,10 +63,13 @@ def t1_gaze_target(ctx: VideoContext) -> Iterator[Candidate]:
         # one option of its kind among three of another ("Person 2" among three people's hands) and a
         # model picks it without watching
         by_kind: dict[str, list[str]] = {}
+        named = sorted({e.actor} | ({e.target.person_id} if e.target.person_id >= 0 else set()))
         for t in _target_pool(ctx, a, b, e.actor):
             # an option the look is measured near all along is no false option (a look between the lens and a
-            # face, read "camera" on some samples and "Person 0" on others)
-            if t.key not in seen and not ctx.may_be_on(e.actor, t, a, b):
+            # face, read "camera" on some samples and "Person 0" on others), nor one that may be the viewer or
+            # the one looked at under another id (candidates_of)
+            if t.key not in seen and not ctx.may_be_on(e.actor, t, a, b) and not (
+                    t.person_id >= 0 and t.person_id not in named and ctx.may_be_one_of(t.person_id, named)):
                 by_kind.setdefault(target_class(t, e.actor), []).append(target_phrase(t, e.actor))
         by_kind = {k: [p for p in v if p != correct] for k, v in by_kind.items()}
         kinds = sorted(k for k, v in by_kind.items() if v)
@@ -82,7 +85,6 @@ def t1_gaze_target(ctx: VideoContext) -> Iterator[Candidate]:
                          "Between {a} and {b} seconds, what does {p} look at?",
                          "Where is {p}'s gaze directed from {a} to {b} seconds?"],
                    p=person(e.actor), a=sa, b=sb)
-        named = sorted({e.actor} | ({e.target.person_id} if e.target.person_id >= 0 else set()))
         yield Candidate("T1", "T1.target", q, correct, distractors,
                         [event_sentence(e, ctx.step),
                          f"That is {fmt_seconds(e.duration, ctx.step)} of looking at {correct}, the whole "

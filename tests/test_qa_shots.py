@@ -135,3 +135,33 @@ def test_a_track_that_never_shows_a_head_is_no_one_to_name():
     assert presence.persons == [0, 1]
     assert presence.present(1, 3.0, 3.5) and not presence.present(2, 0.0, 4.0)
     assert presence.present_in(0.0, 4.0) == [0, 1]
+
+
+def test_no_option_names_again_someone_the_item_names_under_another_id():
+    """Issue 23's high five: a man is Person 1, then Person 4 for a second (the tracker lost and found him), then
+    Person 1 again. An item whose answer is Person 1 must not offer Person 4 (never seen together with him:
+    perhaps the same man) as a wrong option; people seen beside him still are."""
+    rows = []
+    for t in np.arange(0.0, 4.0, 0.5):
+        man = 4 if 1.5 <= t < 2.5 else 1
+        for p, head in ((0, [0.1, 0.1, 0.2, 0.2]), (man, [0.5, 0.1, 0.6, 0.2]), (2, [0.7, 0.1, 0.8, 0.2]),
+                        (3, [0.3, 0.5, 0.4, 0.6])):
+            rows.append({"video_id": "v", "t": float(t), "shot_id": 0, "person_id": p, "head_bbox": head})
+    tracks = pa.Table.from_pylist(rows)
+    presence = Presence.from_tracks(tracks)
+    assert not presence.ever_together(1, 4) and presence.ever_together(1, 2) and presence.ever_together(0, 4)
+    common = {"video_id": "v", "target_type": "person", "target_label": None, "leader_id": None,
+              "follower_id": None, "lag_seconds": None, "confidence": 0.9, "start_frame": 0, "end_frame": 0,
+              "parent_event_ids": [], "details": "{}", "source": "gaze"}
+    events = table_from_rows([
+        {**common, "event_id": 0, "event_type": "gaze_at", "start_time": 0.0, "end_time": 1.5,
+         "persons_involved": [0], "initiator_id": 0, "target_person_id": 1},
+        {**common, "event_id": 1, "event_type": "gaze_at", "start_time": 2.5, "end_time": 3.5,
+         "persons_involved": [2], "initiator_id": 2, "target_person_id": 3}], EVENTS_SCHEMA)
+    table, _ = generate_qa(events, tracks, QAConfig(), seed=0, clip_duration=4.0)
+    items = [r for r in table.to_pylist() if r["template"] == "T1.target"]
+    about_the_man = [r for r in items if r["answer_text"] == "Person 1"]
+    assert about_the_man, items
+    for r in about_the_man:
+        assert not any("Person 4" in o for o in r["options"]), r["options"]
+        assert any("Person 2" in o or "Person 3" in o for o in r["options"]), r["options"]
