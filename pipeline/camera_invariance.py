@@ -310,7 +310,7 @@ def _out_of_view_times(tracks: pa.Table, window: tuple[float, float, float, floa
     columns = [c for c in ("t", "person_id", "head_bbox", "bbox") if c in tracks.column_names]
     out: dict[tuple[str, int], list[float]] = defaultdict(list)
     for row in tracks.select(columns).to_pylist():
-        if not in_view(row, window):
+        if not in_window(head_centre(row), window):
             out[("person", int(row["person_id"]))].append(float(row["t"]))
     if objects is not None:
         for row in objects.select(["t", "object_id", "bbox"]).to_pylist():

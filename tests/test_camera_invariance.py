@@ -44,6 +44,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
@@ -116,8 +117,6 @@ def test_edits_sample_the_same_instants_and_pictures(media_dir, invariance_run):
         assert max(abs(a.t - b.t) for a, b in zip(original, edited)) <= 0.002, (clip, edit)
         assert [a.native_frame_idx for a in original] == [b.native_frame_idx for b in edited], (clip, edit)
         for a, b in zip(original, edited):
-            import cv2
-
             image, reference = (b.image[:, ::-1] if edit == "mirror" else b.image), a.image
             if edit == ZOOM:  # the original's centre, enlarged as the edit did
                 h, w = reference.shape[:2]
