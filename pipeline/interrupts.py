@@ -32,15 +32,21 @@ class Interrupted(BaseException):
         return 128 + self.signum
 
 
-def as_interrupt(exc: BaseException) -> Interrupted | None:
+def as_interrupt(exc: BaseException | None) -> Interrupted | None:
     """The Interrupted that ``exc`` stands for: ours, Ctrl-C's KeyboardInterrupt, or the SystemExit(15)
-    Ray's driver raises from the SIGTERM handler ``ray.init`` installs over ours. None for anything else."""
-    if isinstance(exc, Interrupted):
-        return exc
-    if isinstance(exc, KeyboardInterrupt):
-        return Interrupted(signal.SIGINT)
-    if isinstance(exc, SystemExit) and exc.code == signal.SIGTERM:
-        return Interrupted(signal.SIGTERM)
+    Ray's driver raises from the SIGTERM handler ``ray.init`` installs over ours, also where Python wrapped it
+    in another exception on the way out (a signal during a lazy import: an exception in a class's
+    ``__set_name__`` becomes a RuntimeError from it). None for anything else."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, Interrupted):
+            return exc
+        if isinstance(exc, KeyboardInterrupt):
+            return Interrupted(signal.SIGINT)
+        if isinstance(exc, SystemExit) and exc.code == signal.SIGTERM:
+            return Interrupted(signal.SIGTERM)
+        exc = exc.__cause__ or exc.__context__
     return None
 
 

@@ -55,3 +55,28 @@ def test_every_form_of_a_stop_request_maps_to_its_signal():
     stopped = as_interrupt(SystemExit(signal.SIGTERM))
     assert stopped.name == "SIGTERM" and stopped.exit_code == 143
     assert as_interrupt(SystemExit(1)) is None and as_interrupt(ValueError("x")) is None
+
+
+def test_a_stop_request_wrapped_on_its_way_out_is_still_one():
+    """A SIGTERM that lands while a lazy import builds a class (CI: pydeprecate's dataclass) raises from inside
+    ``__set_name__``, and Python hands it on wrapped in a RuntimeError: still the stop request, not a crash."""
+    from pipeline.interrupts import Interrupted, as_interrupt
+
+    class Field:
+        def __set_name__(self, owner, name):
+            raise Interrupted(signal.SIGTERM)
+
+    try:
+        type("Plan", (), {"reason": Field()})
+    except BaseException as exc:  # noqa: BLE001 - what Python raised is the point
+        wrapped = exc
+    stopped = as_interrupt(wrapped)
+    assert stopped is not None and stopped.name == "SIGTERM" and stopped.exit_code == 143
+    try:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise OSError("closing a file failed while stopping")
+    except OSError as exc:
+        assert as_interrupt(exc).exit_code == 130
+    assert as_interrupt(RuntimeError("x")) is None
