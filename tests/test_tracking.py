@@ -886,6 +886,38 @@ def test_across_a_cut_agreeing_faces_join_despite_far_colours_only_when_nobody_e
     assert (0, 0) not in pairs and (1, 1) in pairs
 
 
+def test_across_a_cut_a_close_up_neither_stands_in_for_a_wide_shots_person_nor_takes_his_place() -> None:
+    """tvhid_highfive_0005 cut wide / close-up on B / wide (benchmarks/bench_reverse_shots.py): B in the second
+    wide shot is 0.30 from his colours in the first and stands where he stood. The close-up of B (not joined to
+    the wide shot, its colours 0.51 from it) stands at about the same place, its box cut by the frame's bottom to
+    about a wide shot's body height. Heights are the person's, from the head (twice the wide shot's): the close-up
+    is not at the same place, and the assignment picks among pairs that evidence could decide, so the
+    close-up (0.57 from the second wide shot: no join on its own) no longer takes B's place in it."""
+    from tracking.cut_matching import _People, _place_distance, match_across_cut
+
+    def person(shot, x, box_height, head_height, colours):
+        times = np.array([0.0, 0.5, 1.0]) + 1.5 * shot
+        box = np.tile([x - 0.1, 0.02, x + 0.1, 0.02 + box_height], (3, 1))
+        head = np.tile([x - 0.03, 0.02, x + 0.03, 0.02 + head_height], (3, 1))
+        appearance = np.zeros(DESCRIPTOR_SIZE)
+        appearance[:3] = colours
+        return [Tracklet(shot, np.arange(3) + 3 * shot, times, box, 3 * appearance, scales=person_scales(box, head))]
+
+    config = Config().tracking
+    a_wide = person(0, 0.39, 0.80, 0.10, [0.0, 0.0, 0.0])
+    a_wide[0].appearance_sum[10] = 3.0  # other clothes
+    b_wide = person(0, 0.77, 0.80, 0.10, [1.0, 0.0, 0.0])
+    b_close = person(1, 0.66, 0.97, 0.20, [0.5503, 0.0, 0.4497])
+    b_again = person(2, 0.70, 0.88, 0.10, [0.828, 0.172, 0.0])
+    earlier, later = _People([a_wide, b_wide, b_close], None), _People([b_again], None)
+    # the close-up's box is about the wide shot's height, the person in it twice as tall: not the same set-up
+    assert _place_distance(earlier.places(2), later.places(0), config.cut_place_max_size_ratio) == np.inf
+    assert _place_distance(earlier.places(1), later.places(0), config.cut_place_max_size_ratio) < 0.5
+    assert match_across_cut(earlier, later, config) == [(1, 0)]
+    # without the wide shot's B, nothing decides: the close-up does not take the id on its own
+    assert match_across_cut(_People([a_wide, b_close], None), later, config) == []
+
+
 def test_a_track_takes_the_weaker_detection_it_was_just_before_it_started() -> None:
     """A track starts only from a detection scored at least new_track_thresh (0.4); a person's detections are
     kept from person_conf (0.35). tvhid_handshake_0001's B, mid-handshake, scored 0.38 in the first frame of a
