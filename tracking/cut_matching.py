@@ -9,14 +9,15 @@ new shot's people take an old id only on evidence:
 - faces pooled over each person (dlib descriptors, tracking/faces.py; one person's pooled faces
   <= 0.41 apart on the shared clips, two people's >= 0.41), described only for the people colours
   leave open;
-- place and size on screen (a cut back to the same camera set-up shows people where they were), which
-  only supports the colours, never joins alone.
+- place and size on screen (a cut back to the same camera set-up shows people where they were, at the size
+  they were: the person's height, from the head where a close-up cuts the box), which only supports the
+  colours, never joins alone.
 
-The Hungarian assignment on the pooled cost picks one old person per new person and the other way round
-(two people of one shot are never one person, and neither are two people of an earlier shot that share a
-frame: the rows are whole people already). An assigned pair is kept only when one kind of evidence
-decides it (close colours; agreeing faces; colours within the within-shot bound at the same place and
-size) and nothing contradicts it (faces beyond the veto, or colours far apart unless the faces are
+The Hungarian assignment on the pooled cost, among the pairs one kind of evidence could decide, picks one
+old person per new person and the other way round (two people of one shot are never one person, and
+neither are two people of an earlier shot that share a frame: the rows are whole people already). A pair
+is decided by close colours, agreeing faces, or colours within the within-shot bound at the same place and
+size, when nothing contradicts it (faces beyond the veto, or colours far apart unless the faces are
 sure), and only when every rival in its row and column is told apart from it: by faces first, then colours,
 then place, the first of these that differs by its margin (and is near enough to mean something)
 decides, and must favour the pair (none differing: refused); faces that are sure (<= cut_face_sure)
