@@ -45,26 +45,29 @@ def close_up_box(head: np.ndarray) -> tuple[float, float, float, float]:
     return x0, y0, x0 + CLOSE_UP, y0 + CLOSE_UP
 
 
-def build_edit(frames: list[np.ndarray], order: str, boxes: dict[str, tuple], path: Path) -> list[tuple]:
+def build_edit(frames: list[np.ndarray], order: str, boxes: dict[str, tuple], path: Path
+               ) -> tuple[list[tuple], list[float]]:
     """Write the clip's frames as three shots (``order``: W = the whole frame, a label = its close-up);
-    returns each shot's crop box."""
+    returns each shot's crop box and start time."""
     from tests.video_edits import cropped, write_edit
 
     thirds = np.array_split(np.arange(len(frames)), 3)
     shots = [(0.0, 0.0, 1.0, 1.0) if kind == "W" else boxes[kind] for kind in order]
-    write_edit(path, [cropped([frames[k] for k in part], box, EDIT_SIZE) for part, box in zip(thirds, shots)], EDIT_FPS)
-    return shots
+    starts = write_edit(path, [cropped([frames[k] for k in part], box, EDIT_SIZE) for part, box in zip(thirds, shots)],
+                        EDIT_FPS)
+    return shots, starts
 
 
-def trace_rows(rows: list[dict], shots: list[tuple], clip_truth) -> list[tuple[int, str, int]]:
-    """(person id, annotated label, shot index) of every row traced to an annotated person."""
+def trace_rows(rows: list[dict], shots: list[tuple], starts: list[float], clip_truth) -> list[tuple[int, str, int]]:
+    """(person id, annotated label, shot index) of every row traced to an annotated person; a row's shot is
+    the piece its time falls in (``starts``), whatever cuts the run itself found."""
     labels = sorted({r.person for r in clip_truth.rows})
     traced = []
     for row in rows:
         if row.get("head_bbox") is None:
             continue
         x1, y1, x2, y2 = row["head_bbox"]
-        shot = min(int(row["shot_id"]), len(shots) - 1)
+        shot = int(np.searchsorted(np.asarray(starts) - 1e-6, float(row["t"]), side="right")) - 1
         bx1, by1, bx2, by2 = shots[shot]
         centre = np.array([bx1 + (x1 + x2) / 2 * (bx2 - bx1), by1 + (y1 + y2) / 2 * (by2 - by1)])
         best, best_distance = None, REACH
@@ -131,9 +134,9 @@ def main(argv: list[str] | None = None) -> int:
             frames = clip_frames(media / clip, EDIT_FPS, EDIT_SIZE)
             for order in orders:
                 path = work / f"{video_id}_{order}.mp4"
-                shots = build_edit(frames, order, boxes, path)
+                shots, starts = build_edit(frames, order, boxes, path)
                 result = worker(ClipSpec(f"{video_id}_{order}", str(path)))
-                s = score(trace_rows(result.tracks.to_pylist(), shots, clip_truth))
+                s = score(trace_rows(result.tracks.to_pylist(), shots, starts, clip_truth))
                 totals.update(across=len(s["across"]), kept=len(s["kept"]), merged=len(s["merged"]))
                 print(f"{video_id:32s} {order:4s} kept {len(s['kept'])}/{len(s['across'])} "
                       f"ids {s['ids']} shots {s['shots']} over two people {s['merged'] or '-'}", flush=True)

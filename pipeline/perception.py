@@ -97,7 +97,8 @@ class PerceptionWorker:
         with _timed(timings, "decode"):
             info = probe(clip.uri)
         shots = ShotDetector(threshold=sampling.scene_threshold, min_seconds=sampling.scene_min_seconds,
-                             min_change=sampling.scene_min_change)
+                             min_change=sampling.scene_min_change,
+                             min_change_contrast=sampling.scene_min_change_contrast)
         camera = CameraPath() if self.config.tracking.camera_motion else None
         observations: list[FrameObservations] = []
         objects: list[FrameObjects] = []

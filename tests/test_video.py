@@ -221,6 +221,42 @@ def test_cuts_are_found_at_the_decoded_frame_where_they_happen(media_dir: Path, 
     assert detector.shot_starts(sampled).tolist() == pytest.approx([starts[k] for k in expected])
 
 
+def test_a_cut_in_a_dark_flat_scene_is_found_relative_to_the_pictures_contrast(media_dir: Path, tmp_path: Path) -> None:
+    """tvhid_handshake_0001 (grey levels within about 10 of their mean) cut from a close-up on A to the wide
+    shot of both men and back (benchmarks/bench_reverse_shots.py): the first cut changes the 64 px grey frames
+    by 11.9, under the 12 that bright footage needs. Unfound, it let one id run from A in the close-up to B in the
+    wide shot. It is as large as the pictures' own contrast, where frames within a shot of the shared clips
+    change by at most 0.46 of it: a cut."""
+    from benchmarks.bench_reverse_shots import close_up_box
+    from pipeline.truth import GroundTruth
+    from tests.video_edits import clip_frames, cropped, write_edit
+
+    truth = GroundTruth.load(media_dir / "truth").clip("tvhid_handshake_0001")
+    box = close_up_box(np.mean([r.head for r in truth.rows if r.person == "A"], axis=0))
+    frames = clip_frames(media_dir / "tvhid_handshake_0001.avi", 10.0, (640, 360))
+    thirds = np.array_split(np.arange(len(frames)), 3)
+    pieces = [cropped([frames[k] for k in part], shot, (640, 360))
+              for part, shot in zip(thirds, [box, (0.0, 0.0, 1.0, 1.0), box])]
+    path = tmp_path / "close_wide_close.mp4"
+    starts = write_edit(path, pieces, 10.0)
+
+    def cuts(**options) -> list[float]:
+        detector = ShotDetector(**options)
+        for _ in iter_frames(str(path), 2.0, 320, on_decoded=detector.push_frame):
+            pass
+        detector.finish()
+        return detector.cut_times()
+
+    assert cuts() == pytest.approx(starts[1:], abs=1e-6)
+    assert len(cuts(min_change_contrast=0.0)) < 2  # the absolute 12 alone misses the first
+    # the shared clip itself has no cut
+    detector = ShotDetector()
+    for _ in iter_frames(str(media_dir / "tvhid_handshake_0001.avi"), 2.0, 320, on_decoded=detector.push_frame):
+        pass
+    detector.finish()
+    assert detector.cut_times() == []
+
+
 def test_shot_detector_needs_times_in_order() -> None:
     detector = ShotDetector()
     detector.push_image(1.0, np.zeros((8, 8, 3), np.uint8))
