@@ -50,6 +50,7 @@ class _People:
         self.colours = np.stack([np.sum([t.appearance_sum for t in p], axis=0).astype(np.float64) for p in people])
         self._faces = faces
         self._face: dict[int, Optional[np.ndarray]] = {}
+        self._places: dict[int, list[tuple[np.ndarray, float]]] = {}
 
     def face(self, k: int) -> Optional[np.ndarray]:
         """The mean of the person's tracklets' pooled faces (described on first use), None without one."""
@@ -64,14 +65,15 @@ class _People:
 
     def places(self, k: int) -> list[tuple[np.ndarray, float]]:
         """Median box (normalised xyxy, in the picture) and median height (``Tracklet.scale``, in frame
-        heights) of the person in each shot they were seen in."""
-        shots = sorted({t.shot_id for t in self.people[k]})
-        places = []
-        for s in shots:
-            members = [t for t in self.people[k] if t.shot_id == s]
-            box = np.median(np.concatenate([t.picture_boxes() for t in members]), axis=0)
-            places.append((box, float(np.median([t.scale(i) for t in members for i in range(len(t.times))]))))
-        return places
+        heights) of the person in each shot they were seen in (computed on first use: every pair of a cut asks)."""
+        if k not in self._places:
+            places = []
+            for shot in sorted({t.shot_id for t in self.people[k]}):
+                members = [t for t in self.people[k] if t.shot_id == shot]
+                box = np.median(np.concatenate([t.picture_boxes() for t in members]), axis=0)
+                places.append((box, float(np.median([t.scale(i) for t in members for i in range(len(t.times))]))))
+            self._places[k] = places
+        return self._places[k]
 
 
 def _place_distance(earlier: list[tuple[np.ndarray, float]], later: list[tuple[np.ndarray, float]],
