@@ -112,6 +112,16 @@ class GazeConfig:
     # at 2 fps). Weighting down-reading lids too cost atd_kitchen A's look at B's hands at 2.0-2.25 s
     # (benchmarks/README.md "Far eye weighted by how squarely it is seen"). 0 = both eyes alike.
     eye_view_power: float = 2.0
+    # with head_pose "mesh": a smile's cheeks push the lower lids up and narrow the lid opening with no look
+    # down, which read as one (yakhyo_classroom_group's boy smiling into the lens, 11-29 degrees low;
+    # tvhid_highfive_0005's laughing B at 640x360, at A's hands instead of A's face; the held-out children
+    # looking into the camera read "elsewhere" in issue 22). On a face whose mouth spans at least this share of
+    # its width (corner to corner over cheek to cheek, on the face: neutral mouths 0.22-0.39, smiles 0.40-0.50
+    # over the face-mesh truth rows) each lower lid counts at no less than lower_lid_rest eye widths below the
+    # eye corners' line (non-smiling faces' median: 0.087); the upper lid, which a down-look lowers, reads as
+    # before. 0 = off (benchmarks/README.md, "A smile is not a look down")
+    smile_mouth_width: float = 0.40
+    lower_lid_rest: float = 0.08
     smooth_seconds: float = 0.1  # measured directions are averaged over this half-window (0 = off)
     interpolate_max_seconds: float = 0.3  # gaps up to this are interpolated (GRASP: 3 frames at 10 fps)
     carry_max_seconds: float = 1.0  # gaps up to this carry the last gaze with decaying confidence

@@ -92,9 +92,22 @@ def head_rotation(mesh_px: np.ndarray, image_size: tuple[int, int]) -> tuple[np.
     return rotation, error
 
 
+# mouth corners and the cheeks' widest points: a smile stretches the mouth across the face
+MOUTH_CORNERS = (61, 291)
+FACE_SIDES = (234, 454)
+
+
+def smile_width(points: np.ndarray) -> float:
+    """Mouth width over face width (both measured across the face): about 0.22-0.39 for neutral mouths,
+    0.40-0.50 for smiles on the shared truth's faces."""
+    face = float(np.linalg.norm(points[FACE_SIDES[1], :2] - points[FACE_SIDES[0], :2]))
+    mouth = float(np.linalg.norm(points[MOUTH_CORNERS[1], :2] - points[MOUTH_CORNERS[0], :2]))
+    return mouth / face if face > 1e-9 else 0.0
+
+
 def iris_offsets(
     mesh_px: np.ndarray, face_axes: np.ndarray | None = None, open_level: float = EYE_OPEN_LEVEL,
-    view_power: float = 0.0,
+    view_power: float = 0.0, smile: tuple[float, float] = (0.0, 0.0),
 ) -> tuple[float, float]:
     """Eye-in-head direction cues averaged over both eyes: (horizontal iris offset in [-1, 1], positive
     toward the image right of the face; downward look in [-EYE_UP_LIMIT, 1] from how far the lids have closed).
@@ -107,12 +120,16 @@ def iris_offsets(
     reads wider than level (an up-look), by (its width in the image / its width on the face) **
     view_power: the far eye of a turned head is seen edge-on, its lids and iris squeezed into a few
     pixels the mesh mostly guesses; a lid cue reading down (closing lids) counts in full; 0 = both eyes
-    alike."""
+    alike. ``smile`` = (mouth share, rest depth), with ``face_axes``: on a face whose ``smile_width`` is at least
+    the share, each lower lid counts at no less than the rest depth (eye widths) below the eye corners' line
+    (smiling cheeks raise it, with no look down); (0, _) = off."""
     points = np.asarray(mesh_px, dtype=np.float64)
     if face_axes is not None:
         points = points[:, :3] @ face_axes  # face coordinates: x across, y down the face
     horizontal, vertical, weights = [], [], []
     image = np.asarray(mesh_px, dtype=np.float64)
+    min_smile, lower_rest = smile
+    smiling = face_axes is not None and min_smile > 0 and smile_width(points) >= min_smile
     for eye in EYES:
         left, right = points[eye["corners"][0], :2], points[eye["corners"][1], :2]
         iris = points[eye["iris"], :2]
@@ -125,6 +142,13 @@ def iris_offsets(
         along = float(np.dot(iris - left, axis_unit)) / width
         horizontal.append(np.clip((along - 0.5) * 2.0, -1.0, 1.0))
         opening = abs(float(np.dot(points[eye["lids"][1], :2] - points[eye["lids"][0], :2], normal))) / width
+        if smiling:
+            # a smile's cheeks push the lower lid up, narrowing the opening with no look down: the lower lid
+            # counts at no less than its rest depth below the corners' line
+            middle = (left + right) / 2
+            upper = float(np.dot(middle - points[eye["lids"][0], :2], normal)) / width
+            lower = float(np.dot(points[eye["lids"][1], :2] - middle, normal)) / width
+            opening = upper + max(lower, lower_rest)
         # wide-open lids mean looking up, but lids open less far up than they close down
         vertical.append(np.clip((open_level - opening) / (open_level - EYE_OPEN_DOWN), -EYE_UP_LIMIT, 1.0))
         seen = float(np.linalg.norm(image[eye["corners"][1], :2] - image[eye["corners"][0], :2]))
@@ -140,6 +164,7 @@ def gaze_from_face_mesh(
     mesh_px: np.ndarray, image_size: tuple[int, int], face_score: float, iris_weight: float,
     head_pitch_bias_deg: float = 0.0, head_pose: str = "pnp", eye_open_level: float = EYE_OPEN_LEVEL,
     eye_cue_pixels: tuple[float, float] = (0.0, 0.0), eye_view_power: float = 0.0,
+    smile: tuple[float, float] = (0.0, 0.0),
 ) -> GazeEstimate | None:
     """Gaze from 478 face-mesh landmarks (with iris) in frame pixels: head pose by solvePnP against the
     canonical face, turned by ``iris_weight`` x the eye-in-head angle the iris offset implies (less as
@@ -150,7 +175,8 @@ def gaze_from_face_mesh(
     (the mesh's own 3D landmarks, detectors.face_pose; iris and lids measured on the face, with
     ``eye_open_level`` as a level look's lid opening; the eye cues fade from none at an eye width (the
     wider eye, image pixels) of ``eye_cue_pixels[0]`` to full at ``eye_cue_pixels[1]``; (0, 0) = always full;
-    each eye weighted by how squarely it is seen, ``eye_view_power``, see ``iris_offsets``).
+    each eye weighted by how squarely it is seen, ``eye_view_power``, and a smile's raised lower lids not read
+    as a look down, ``smile``: see ``iris_offsets``).
     Origin = midpoint of the two eyes. Confidence = face score x fit quality of the head model (the
     canonical face's reprojection error, also with "mesh")."""
     mesh_px = np.asarray(mesh_px, dtype=np.float64)
@@ -167,7 +193,7 @@ def gaze_from_face_mesh(
         if from_mesh is None:
             return None
         rotation, face_axes = from_mesh
-        yaw_offset, pitch_offset = iris_offsets(mesh_px, face_axes, eye_open_level, eye_view_power)
+        yaw_offset, pitch_offset = iris_offsets(mesh_px, face_axes, eye_open_level, eye_view_power, smile)
         # eyes a few pixels wide cannot show the lids or the iris: their cues fade out with the width
         # of the wider eye in the image (a 1-pixel landmark error is a large part of the lid range there)
         low, full = eye_cue_pixels

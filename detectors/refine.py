@@ -211,7 +211,7 @@ class PersonRefiner:
         g = self.gaze
         return gaze_from_face_mesh(
             mesh, image_size, score, g.iris_weight, g.head_pitch_bias_deg, g.head_pose, g.eye_open_level,
-            (g.eye_cue_min_pixels, g.eye_cue_full_pixels), g.eye_view_power,
+            (g.eye_cue_min_pixels, g.eye_cue_full_pixels), g.eye_view_power, (g.smile_mouth_width, g.lower_lid_rest),
         )
 
     # --- hands and pointing -------------------------------------------------------------------

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from detectors.face_pose import face_axes, mesh_head_rotation, sight_rotation
-from detectors.gaze import EYES, face_keypoints_seen, gaze_from_face_mesh, gaze_from_keypoints, iris_offsets
+from detectors.gaze import EYE_OPEN_DOWN, EYES, face_keypoints_seen, gaze_from_face_mesh, gaze_from_keypoints, iris_offsets
 
 IMAGE = (960, 540)
 EYE_WIDTH = 30.0
@@ -192,6 +192,40 @@ def test_eye_cues_weighted_by_how_squarely_each_eye_is_seen(yaw):
     assert iris_offsets(mesh, axes, LEVEL_OPENING)[0] == pytest.approx(0.25, abs=1e-6)
     assert iris_offsets(mesh, axes, LEVEL_OPENING, view_power=2.0)[0] == pytest.approx(
         0.5 * w_far / (w_far + w_near), abs=1e-6)
+
+
+def _smiling_face(mouth_half_width: float, upper_above: float, lower_below: float) -> np.ndarray:
+    """The synthetic face with both eyes' lids at ``upper_above`` / ``lower_below`` eye widths from the eye
+    corners' line and mouth corners ``mouth_half_width`` from its middle (its cheeks are 70 either side)."""
+    face = _face()
+    for eye in EYES:
+        x = face[eye["lids"][0], 0]
+        face[eye["lids"][0]] = (x, -35 - upper_above * EYE_WIDTH, 17)
+        face[eye["lids"][1]] = (x, -35 + lower_below * EYE_WIDTH, 17)
+    face[61, 0], face[291, 0] = -mouth_half_width, mouth_half_width
+    return face
+
+
+@pytest.mark.parametrize("yaw", [0, 40])
+def test_a_smile_raising_the_lower_lids_is_not_a_look_down(yaw):
+    """Smiling cheeks push the lower lids up (0.03 of the eye width below the corners' line instead of about
+    0.08): the opening narrows as in a look down. On a smiling mouth (60 of the face's 140 = 0.43) the lower
+    lid counts at its rest depth, so a level look reads level; a look down, which lowers the upper lid, still
+    reads down; a neutral mouth (50 of 140) reads the narrowed opening as before; the setting at 0 is off."""
+    smile = (0.40, 0.08)
+
+    def down(face, setting=smile):
+        mesh = face @ _turn(yaw, 0).T * 0.8
+        return iris_offsets(mesh, face_axes(mesh), LEVEL_OPENING, smile=setting)[1]
+
+    span = LEVEL_OPENING - EYE_OPEN_DOWN  # the opening a look from level to fully down closes
+    upper = LEVEL_OPENING - 0.08  # the upper lid where a level look puts it (the lower lid at rest)
+    assert down(_smiling_face(25, upper, 0.08)) == pytest.approx(0.0, abs=1e-6)
+    assert down(_smiling_face(30, upper, 0.03)) == pytest.approx(0.0, abs=1e-6)
+    assert down(_smiling_face(25, upper, 0.03)) == pytest.approx(0.05 / span, abs=1e-6)  # 0.05 of the opening lost
+    assert down(_smiling_face(30, upper, 0.03), (0.0, 0.08)) == pytest.approx(0.05 / span, abs=1e-6)
+    # the upper lid lowered by 0.14 reads down by 0.14 of the span, smile or not
+    assert down(_smiling_face(30, upper - 0.14, 0.03)) == pytest.approx(0.14 / span, abs=1e-6)
 
 
 def _coco(scores: dict[int, float]) -> np.ndarray:
