@@ -10,6 +10,7 @@ import pytest
 from pipeline.config import Config
 from pipeline.consistency import check_events_table
 from pipeline.runner import derive_events
+from pipeline.storage import OutputStore
 from tests.shared_media import SHARED_CLIPS
 
 pytestmark = pytest.mark.slow
@@ -20,14 +21,22 @@ RUNS = [(2.0, SHARED_CLIPS + POINTING_CLIPS), (10.0, SHARED_CLIPS)]
 
 
 @pytest.fixture(scope="module")
-def real_events(media_dir):
-    """(fps, clip id) -> (events as the runner derives them, with the probed duration; that duration)."""
+def real_events(media_dir, default_truth_run):
+    """(fps, clip id) -> (events as the runner derives them, with the probed duration; that duration). At the
+    default rate they are the session's default run's events tables (every clip here is annotated)."""
     from pipeline import perception
     from pipeline.clip import ClipSpec
 
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     out = {}
+    store = OutputStore(str(default_truth_run))
     for fps, clips in RUNS:
+        if fps == Config().sampling.fps:
+            for name in clips:
+                video_id = name.split(".")[0]
+                out[(fps, video_id)] = (store.read_video_table("events", video_id),
+                                        store.read_status(video_id)["duration_s"])
+            continue
         config = Config().replace(sampling={"fps": fps})
         with closing(perception.PerceptionWorker(config)) as worker:
             for name in clips:

@@ -1,5 +1,5 @@
-"""`socialtrace export OUT --format frame-labels` on a real run of shared clips (a pointing clip and a
-three-person clip): one row per tracks row, every label agrees with the tracks and events tables, and
+"""`socialtrace export OUT --format frame-labels` on a real run of the annotated shared clips (pointing clips,
+a three-person clip, a group of seven): one row per tracks row, every label agrees with the tracks and events tables, and
 the file loads in pandas, DuckDB and Hugging Face datasets."""
 from __future__ import annotations
 
@@ -16,16 +16,13 @@ import pytest
 from pipeline.frame_labels import split_of
 from pipeline.schema import FRAME_LABEL_SPLITS, FRAME_LABELS_SCHEMA
 from pipeline.storage import OutputStore
-from tests.shared_media import run_socialtrace
-
-CLIPS = ("deepoint_pointing_folding.mp4", "tvhid_highfive_0005.avi", "atd_kitchen.mp4")
 
 
 @pytest.fixture(scope="module")
-def exported(media_dir, tmp_path_factory) -> tuple[Path, Path]:
-    out = tmp_path_factory.mktemp("frame_labels") / "out"
-    run_socialtrace([str(media_dir / c) for c in CLIPS], out)
-    dest = out.parent / "labels"
+def exported(default_truth_run, tmp_path_factory) -> tuple[Path, Path]:
+    """The session's default run of the annotated clips (read-only), exported as a user exports it."""
+    out = default_truth_run
+    dest = tmp_path_factory.mktemp("frame_labels") / "labels"
     exe = shutil.which("socialtrace") or str(Path(sys.executable).with_name("socialtrace"))
     done = subprocess.run([exe, "export", str(out), "--format", "frame-labels", "-o", str(dest)],
                           capture_output=True, text=True, timeout=300)
@@ -51,7 +48,7 @@ def test_one_row_per_sampled_frame_and_person_present(exported):
         assert label["frame_idx"] == row["native_frame_idx"] and label["t"] == row["t"]
         assert label["bbox"] == row["bbox"] and label["head_bbox"] == row["head_bbox"]
         assert (label["gaze_target_type"], label["gaze_target_id"]) == (row["gaze_target_type"], row["gaze_target_id"])
-    assert {r["video_id"] for r in tracks} == {Path(c).stem for c in CLIPS}
+    assert {r["video_id"] for r in labels.to_pylist()} == {s["video_id"] for s in OutputStore(str(out)).iter_statuses()}
 
 
 def test_labels_agree_with_the_events(exported):

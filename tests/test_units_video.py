@@ -244,7 +244,7 @@ def test_a_long_single_shot_video_is_split_at_quiet_points(tmp_path, media_dir):
     config = tmp_path / "config.yaml"
     config.write_text("qa:\n  unit_min_seconds: 20\n  unit_max_seconds: 40\n")
     result = CliRunner().invoke(app, ["run", str(media_dir / "opencv_vtest.avi"), "-o", str(out), "--executor", "local",
-                                      "--fps", "1", "--config", str(config)])
+                                      "--fps", "0.5", "--config", str(config)])
     assert result.exit_code == 0, result.output
     status = OutputStore(str(out)).read_status("opencv_vtest")
     assert status["status"] == "ok"
