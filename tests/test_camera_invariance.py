@@ -38,6 +38,9 @@ events 20/20, the target; half 77/101 = 0.76, events 13/20. The mirror's events 
 A digital zoom too (tests/camera_edits.ZOOM: the centre 80 % of the frame enlarged to the full size, scored on
 the people, targets and events it keeps in view): 60/69 = 0.87 of rows, events 14/16; floors two rows and one
 event under, 0.83 and 0.8.
+With a smile's raised lower lids no longer read as a look down (gaze.smile_mouth_width): mirror 97/101 = 0.96,
+events 21/21; half 80/101 = 0.79, events 14/21; zoom 59/69 = 0.86, events 14/16. The half floor on rows rises to
+0.76, three rows under.
 """
 from __future__ import annotations
 
@@ -65,7 +68,7 @@ TEST_EDITS = (*EDITS, ZOOM)
 # the issue's acceptance targets (a zoom keeps what it shows: the mirror's)
 TARGET = {"mirror": (0.9, 1.0), "half": (0.85, 0.8), ZOOM: (0.9, 1.0)}  # (rows agreeing, events found again)
 # what today's code holds (see the module doc): rows agreeing, events found again (shares), pooled over CLIPS
-FLOOR = {"mirror": (0.9, 0.95), "half": (0.74, 0.6), ZOOM: (0.83, 0.8)}
+FLOOR = {"mirror": (0.9, 0.95), "half": (0.76, 0.6), ZOOM: (0.83, 0.8)}
 # the same people: a (frame, person) row of either run has a counterpart in the other
 PEOPLE_MATCHED_FLOOR = 0.9
 
