@@ -48,7 +48,7 @@ def test_one_row_per_sampled_frame_and_person_present(exported):
         assert label["frame_idx"] == row["native_frame_idx"] and label["t"] == row["t"]
         assert label["bbox"] == row["bbox"] and label["head_bbox"] == row["head_bbox"]
         assert (label["gaze_target_type"], label["gaze_target_id"]) == (row["gaze_target_type"], row["gaze_target_id"])
-    assert {r["video_id"] for r in labels.to_pylist()} == {s["video_id"] for s in OutputStore(str(out)).iter_statuses()}
+    assert {r["video_id"] for r in tracks} == {s["video_id"] for s in OutputStore(str(out)).iter_statuses()}
 
 
 def test_labels_agree_with_the_events(exported):
