@@ -158,7 +158,10 @@ class GazeConfig:
     # on half-resolution copies (bench_accuracy --half-resolution) validation QA 7/8/3 -> 8/2/4
     # right/wrong/uncheckable, wrong events 6 -> 3, gaze rows 27 -> 26 of 53 (development unchanged);
     # 20 and 25 cost 4 development rows (atd_kitchen B's look at his own hands beside A's) (benchmarks/README.md,
-    # "Low resolution")
+    # "Low resolution"). The eyes, read in full however small, then choose among the people within that range
+    # (never a target outside it, never against a head whose range holds one person): half-resolution gaze rows
+    # 0.679 -> 0.804 / 0.642 -> 0.849 on the two sets, full size unchanged (benchmarks/README.md, "Small eyes
+    # choose, the head bounds")
     unread_eyes_uncertainty_deg: float = 15.0
     # a frame's target must be shared by at least half of that person's targets within this many
     # seconds either side, else it is unknown (0 = off). The window never holds less than the
@@ -166,7 +169,7 @@ class GazeConfig:
     # others is not evidence (benchmarks/README.md, "Issue 10, precision rules")
     target_stable_seconds: float = 0.2
     # ... unless its gaze is turned at least this far from every disagreeing neighbour's (a new look, not
-    # a flicker; 0 = off): atd_kitchen A's single 2 fps samples into the camera (truth 0.13-0.9 s,
+    # a flicker; 0 = off; on eyes too small to read, the turn of the look with the eyes read however small): atd_kitchen A's single 2 fps samples into the camera (truth 0.13-0.9 s,
     # 1.43-1.7 s) are kept; bench_accuracy 38 -> 41 of 56 gaze rows at 2 fps, 15 / 20 / 30 degrees alike,
     # no event or QA item changes verdict (benchmarks/README.md, "Issue 10, 2026-11-25")
     target_turn_keep_deg: float = 20.0

@@ -54,12 +54,16 @@ SURE_KEYPOINT_SCORE = 0.5
 @dataclass(frozen=True)
 class GazeEstimate:
     """One person's gaze: origin (x, y) pixels, unit direction (3,), confidence in [0, 1], and the share of the
-    eye cues (iris, lids) it holds: 1 = read in full, 0 = the head's direction alone (eyes a few pixels wide)."""
+    eye cues (iris, lids) it holds: 1 = read in full, 0 = the head's direction alone (eyes a few pixels wide).
+    ``eye_direction`` is the direction with the eye cues read in full however small the eyes (the same as
+    ``direction`` where they are read in full; None = not measured): too weak to stand on its own, it may
+    choose among the targets the head's direction leaves open (pipeline.perception.associate_targets)."""
 
     origin: np.ndarray
     direction: np.ndarray
     confidence: float
     eye_cues: float = 1.0
+    eye_direction: np.ndarray | None = None
 
 
 def _unit(vector: np.ndarray) -> np.ndarray:
@@ -201,25 +205,32 @@ def gaze_from_face_mesh(
         if full > low:
             widths = [np.linalg.norm(mesh_px[e["corners"][1], :2] - mesh_px[e["corners"][0], :2]) for e in EYES]
             visible = float(np.clip((max(widths) - low) / (full - low), 0.0, 1.0))
-            yaw_offset, pitch_offset = yaw_offset * visible, pitch_offset * visible
     else:
         yaw_offset, pitch_offset = iris_offsets(mesh_px)
-    # a lowering lid covers the iris and drags its landmark around: trust the iris offset less the
-    # further the lids have closed (looking down), not at all when they are nearly shut
-    iris_trust = iris_weight * (1.0 - float(np.clip(pitch_offset, 0.0, 1.0)))
-    eye_yaw = iris_trust * np.arcsin(np.clip(yaw_offset * EYE_HALF_WIDTH_OVER_RADIUS, -1.0, 1.0))
-    # the lid cue is a stable measurement and applies in full
-    eye_pitch = np.radians(pitch_offset * MAX_EYE_DOWN_DEG - head_pitch_bias_deg)
-    # Eye-in-head direction in canonical-face axes (the face looks along -z; +y = down, +x = image right).
-    in_head = np.array([np.sin(eye_yaw) * np.cos(eye_pitch), np.sin(eye_pitch), -np.cos(eye_yaw) * np.cos(eye_pitch)])
-    direction = _unit(rotation @ in_head)
+        visible = 1.0
+    direction = _unit(rotation @ _eye_in_head(yaw_offset * visible, pitch_offset * visible, iris_weight,
+                                               head_pitch_bias_deg))
+    eye_direction = direction if visible >= 1.0 else _unit(
+        rotation @ _eye_in_head(yaw_offset, pitch_offset, iris_weight, head_pitch_bias_deg))
     eye_centres = [(mesh_px[e["corners"][0], :2] + mesh_px[e["corners"][1], :2]) / 2 for e in EYES]
     origin = (eye_centres[0] + eye_centres[1]) / 2
     face_width = float(np.ptp(mesh_px[:468, 0])) or 1.0
     fit = float(np.exp(-error / (0.08 * face_width)))
     eye_cues = visible if head_pose == "mesh" else 1.0
     return GazeEstimate(origin=origin, direction=direction, confidence=float(np.clip(face_score * fit, 0.0, 1.0)),
-                        eye_cues=float(eye_cues))
+                        eye_cues=float(eye_cues), eye_direction=eye_direction)
+
+
+def _eye_in_head(yaw_offset: float, pitch_offset: float, iris_weight: float, head_pitch_bias_deg: float) -> np.ndarray:
+    """The eye-in-head direction (canonical-face axes: the face looks along -z, +y = down, +x = image right) for
+    an iris offset and a lid cue (``iris_offsets``)."""
+    # a lowering lid covers the iris and drags its landmark around: trust the iris offset less the
+    # further the lids have closed (looking down), not at all when they are nearly shut
+    iris_trust = iris_weight * (1.0 - float(np.clip(pitch_offset, 0.0, 1.0)))
+    eye_yaw = iris_trust * np.arcsin(np.clip(yaw_offset * EYE_HALF_WIDTH_OVER_RADIUS, -1.0, 1.0))
+    # the lid cue is a stable measurement and applies in full
+    eye_pitch = np.radians(pitch_offset * MAX_EYE_DOWN_DEG - head_pitch_bias_deg)
+    return np.array([np.sin(eye_yaw) * np.cos(eye_pitch), np.sin(eye_pitch), -np.cos(eye_yaw) * np.cos(eye_pitch)])
 
 
 def face_keypoints_seen(keypoints: np.ndarray, min_score: float = 0.3) -> np.ndarray:

@@ -127,9 +127,11 @@ def flipped_gaze(estimate: GazeEstimate | None, width: float) -> GazeEstimate | 
     mirrored, the direction's x negated."""
     if estimate is None:
         return None
+    flip = np.array([-1.0, 1.0, 1.0])
     return GazeEstimate(origin=np.array([width - estimate.origin[0], estimate.origin[1]]),
-                        direction=estimate.direction * np.array([-1.0, 1.0, 1.0]), confidence=estimate.confidence,
-                        eye_cues=estimate.eye_cues)
+                        direction=estimate.direction * flip, confidence=estimate.confidence,
+                        eye_cues=estimate.eye_cues,
+                        eye_direction=None if estimate.eye_direction is None else estimate.eye_direction * flip)
 
 
 def flipped_hand(read: tuple[np.ndarray, float] | None, width: float) -> tuple[np.ndarray, float] | None:
@@ -180,10 +182,19 @@ def merged_gaze_reads(direct: GazeEstimate | None, mirrored: GazeEstimate | None
     if direct is None or mirrored is None:
         return None
     weights = np.array([direct.confidence, mirrored.confidence]) + 1e-6
-    direction = weights[0] * direct.direction + weights[1] * mirrored.direction
-    norm = float(np.linalg.norm(direction))
-    if norm < 1e-9:  # opposite reads: no direction
+    direction = _weighted_direction(weights, direct.direction, mirrored.direction)
+    if direction is None:  # opposite reads: no direction
         return None
+    eye_direction = None
+    if direct.eye_direction is not None and mirrored.eye_direction is not None:
+        eye_direction = _weighted_direction(weights, direct.eye_direction, mirrored.eye_direction)
     return GazeEstimate(origin=(weights[0] * direct.origin + weights[1] * mirrored.origin) / weights.sum(),
-                        direction=direction / norm, confidence=(direct.confidence + mirrored.confidence) / 2,
-                        eye_cues=min(direct.eye_cues, mirrored.eye_cues))
+                        direction=direction, confidence=(direct.confidence + mirrored.confidence) / 2,
+                        eye_cues=min(direct.eye_cues, mirrored.eye_cues), eye_direction=eye_direction)
+
+
+def _weighted_direction(weights: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
+    """The unit mean of two directions weighted by ``weights``; None when they cancel."""
+    direction = weights[0] * a + weights[1] * b
+    norm = float(np.linalg.norm(direction))
+    return direction / norm if norm >= 1e-9 else None

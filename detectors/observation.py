@@ -44,6 +44,9 @@ class FrameObservations:
     gaze_source: np.ndarray = None  # (N,) str: face_mesh | keypoints | model | "" (none)
     gaze_conf: np.ndarray = None  # (N,) float32, 0 when no gaze
     gaze_eye_cues: np.ndarray = None  # (N,) float32: share of the eye cues a face-mesh gaze holds (0: head alone)
+    # (N, 3) float32: a face-mesh gaze with its eye cues read in full however small the eyes (= gaze_dir where
+    # they are read in full; NaN without a face-mesh read): detectors.gaze.GazeEstimate.eye_direction
+    gaze_eye_dir: np.ndarray = None
     # (N,) bool: the face mesh found this person's face (on at least one of its reads, detectors/mirror.py),
     # whether or not the gaze was read from it: a face seen for re-identification (tracking/faces.py)
     face_seen: np.ndarray = None
@@ -68,6 +71,7 @@ class FrameObservations:
             "gaze_source": lambda: np.full(n, GAZE_SOURCE_NONE, dtype=object),
             "gaze_conf": lambda: np.zeros(n, np.float32),
             "gaze_eye_cues": lambda: np.zeros(n, np.float32),
+            "gaze_eye_dir": lambda: _nan(n, 3),
             "face_seen": lambda: np.zeros(n, bool),
             "hand_xyxy": lambda: _nan(n, HANDS_PER_PERSON, 4),
             "hand_pointing": lambda: np.zeros((n, HANDS_PER_PERSON), np.float32),
@@ -86,6 +90,7 @@ class FrameObservations:
             "gaze_source": (n,),
             "gaze_conf": (n,),
             "gaze_eye_cues": (n,),
+            "gaze_eye_dir": (n, 3),
             "face_seen": (n,),
             "hand_xyxy": (n, HANDS_PER_PERSON, 4),
             "hand_pointing": (n, HANDS_PER_PERSON),

@@ -130,6 +130,7 @@ class PersonRefiner:
                 observations.gaze_source[loser] = GAZE_SOURCE_NONE
                 observations.gaze_conf[loser] = 0.0
                 observations.gaze_eye_cues[loser] = 0.0
+                observations.gaze_eye_dir[loser] = np.nan
                 observations.face_seen[loser] = False
                 self._refine_head_and_gaze(frame, observations, loser, keypoints[lost], None, face_mesh=False)
 
@@ -162,6 +163,8 @@ class PersonRefiner:
                 obs.gaze_source[i] = GAZE_SOURCE_FACE_MESH
                 obs.gaze_conf[i] = estimate.confidence
                 obs.gaze_eye_cues[i] = estimate.eye_cues
+                if estimate.eye_direction is not None:
+                    obs.gaze_eye_dir[i] = estimate.eye_direction
                 return
         # A head too small to show its face (a walker far off, seen from above) carries no gaze: its few face
         # keypoints cannot say whom it looks at, nor can a person checking the frame.

@@ -256,6 +256,7 @@ class FrameTargets:
     gaze_type: list[str]
     gaze_id: list[Optional[int]]
     gaze_point: np.ndarray  # (N, 2) float32, NaN when unknown
+    gaze_dir: np.ndarray  # (N, 3) float32: the direction the target was read along (NaN without a gaze)
     pointing: np.ndarray  # (N,) bool
     point_type: list[Optional[str]]
     point_id: list[Optional[int]]
@@ -277,7 +278,8 @@ def associate_targets(
 
     counts = [len(frame) for frame in people]
     if sum(counts) == 0:
-        return [FrameTargets([], [], np.zeros((0, 2), np.float32), np.zeros(0, bool), [], []) for _ in people]
+        return [FrameTargets([], [], np.zeros((0, 2), np.float32), np.zeros((0, 3), np.float32), np.zeros(0, bool),
+                             [], []) for _ in people]
     merged = FrameObservations.merge(people)
     frame_index = np.repeat(np.arange(len(people)), counts)
     person = merged.tracker_id.astype(np.int64)
@@ -360,6 +362,7 @@ def associate_targets(
         return reads, np.stack([r[0] for r in reads]), np.stack([r[1] for r in reads])
 
     gaze_code, gaze_id, gaze_point = gaze_targets(merged.gaze_dir)
+    read_dir = merged.gaze_dir.copy()  # what each row's target was read along (the eyes may change it below)
     uncertainty = np.where(head_only, gaze.keypoint_target_uncertainty_deg, gaze.target_uncertainty_deg)
     if with_times and np.any(uncertainty > 0):
         # the same decisions along directions turned within the read's uncertainty: where they differ, the
@@ -387,13 +390,32 @@ def associate_targets(
         if unread.any():
             _, alt_code, alt_id = turned_reads(eye_range)
             other = unread & geometry.names_another_person(gaze_code, gaze_id, alt_code, alt_id)
+            # ... but the eyes, read however small, may choose among the people that range holds: a cue too
+            # weak to turn the look on its own still tells a look down at one's own hands from a level one at a
+            # neighbour's (pyscenedetect_archive_two_women at half resolution: eyes 6 pixels wide, their lid
+            # reads within 0.06 of the full-size ones'); it never names a target outside the head's range, nor
+            # overrules the head where that range holds one person only
+            eye_read = other & np.isfinite(merged.gaze_eye_dir).all(axis=1)
+            if eye_read.any():
+                eye_code, eye_id, eye_point = gaze_targets(
+                    np.where(eye_read[:, None], merged.gaze_eye_dir, merged.gaze_dir).astype(np.float32))
+                in_range = ((eye_code == gaze_code) & (eye_id == gaze_id)) | (
+                    (alt_code == eye_code[None, :]) & (alt_id == eye_id[None, :])).any(axis=0)
+                chosen = eye_read & in_range & (eye_code != geometry.GAZE_UNKNOWN)
+                gaze_point[chosen] = eye_point[chosen]
+                read_dir[chosen] = merged.gaze_eye_dir[chosen]
+                other &= ~chosen
+                gaze_code, gaze_id = np.where(chosen, eye_code, gaze_code), np.where(chosen, eye_id, gaze_id)
             gaze_code = np.where(other, geometry.GAZE_UNKNOWN, gaze_code)
             gaze_id = np.where(other, -1, gaze_id)
     if with_times and gaze.target_stable_seconds > 0:
+        # a look that turned far from its neighbours' is a new look, not a flicker: how far, the eyes say too
+        # (read however small: a glance into the lens between looks at hands turns the eyes more than the head)
+        turn_dir = np.where(np.isfinite(merged.gaze_eye_dir).all(axis=1)[:, None], merged.gaze_eye_dir, read_dir)
         gaze_code, gaze_id = geometry.stable_targets(
             row_times, person, row_shots, gaze_code, gaze_id,
             geometry.stability_window(np.asarray(times), gaze.target_stable_seconds),
-            direction=merged.gaze_dir, min_turn_deg=gaze.target_turn_keep_deg,
+            direction=turn_dir, min_turn_deg=gaze.target_turn_keep_deg,
         )
     # rows made unknown after the association (keypoint-only limits, stability) have no gaze point
     gaze_point = np.where((gaze_code == geometry.GAZE_UNKNOWN)[:, None], np.nan, gaze_point).astype(np.float32)
@@ -407,6 +429,7 @@ def associate_targets(
                 gaze_type=[gaze_names[r] for r in rows],
                 gaze_id=[int(gaze_id[r]) if gaze_id[r] >= 0 else None for r in rows],
                 gaze_point=gaze_point[start:stop],
+                gaze_dir=read_dir[start:stop],
                 pointing=pointing[start:stop],
                 point_type=[point_names[r] for r in rows],
                 point_id=[int(point_id[r]) if point_id[r] >= 0 else None for r in rows],
@@ -523,7 +546,7 @@ def build_tracks_table(
                     "head_bbox": _list_or_none(frame.head_xyxy[row]),
                     "keypoints": keypoints.reshape(-1).tolist() if has_keypoints else None,
                     "gaze_origin": _list_or_none(frame.gaze_origin[row]),
-                    "gaze_dir": _list_or_none(frame.gaze_dir[row]),
+                    "gaze_dir": _list_or_none(frame_targets.gaze_dir[row]),
                     "gaze_source": frame.gaze_source[row] or None,
                     "gaze_filled": bool(gaze_filled[position][row]),
                     "gaze_conf": float(frame.gaze_conf[row]),

@@ -41,6 +41,10 @@ event under, 0.83 and 0.8.
 With a smile's raised lower lids no longer read as a look down (gaze.smile_mouth_width): mirror 97/101 = 0.96,
 events 21/21; half 80/101 = 0.79, events 14/21; zoom 59/69 = 0.86, events 14/16. The half floor on rows rises to
 0.76, three rows under.
+With the eyes of a face too small to read them choosing among the people the head's range holds
+(pipeline.perception.associate_targets; benchmarks/README.md, "Small eyes choose, the head bounds"): half
+90/101 = 0.89, events 17/21 = 0.81; mirror and zoom unchanged. The half floors are now the issue's targets
+(0.85, 0.8); the mirror meets its targets too; the zoom's (0.9, every event) remain a GAP.
 """
 from __future__ import annotations
 
@@ -68,7 +72,7 @@ TEST_EDITS = (*EDITS, ZOOM)
 # the issue's acceptance targets (a zoom keeps what it shows: the mirror's)
 TARGET = {"mirror": (0.9, 1.0), "half": (0.85, 0.8), ZOOM: (0.9, 1.0)}  # (rows agreeing, events found again)
 # what today's code holds (see the module doc): rows agreeing, events found again (shares), pooled over CLIPS
-FLOOR = {"mirror": (0.9, 0.95), "half": (0.76, 0.6), ZOOM: (0.83, 0.8)}
+FLOOR = {"mirror": (0.9, 0.95), "half": (0.85, 0.8), ZOOM: (0.83, 0.8)}
 # the same people: a (frame, person) row of either run has a counterpart in the other
 PEOPLE_MATCHED_FLOOR = 0.9
 

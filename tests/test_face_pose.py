@@ -145,6 +145,20 @@ def test_eye_cues_fade_on_eyes_a_few_pixels_wide():
     assert gaze(0.8)[1] > np.sin(np.radians(30))  # lids down: well below level
 
 
+def test_eye_cues_read_in_full_however_small_are_kept_apart():
+    """The direction with the eye cues read in full (eye_direction) is kept beside the faded one: on small eyes
+    it reads the lowered lids the faded direction leaves out; on eyes large enough both are the same."""
+    def estimate(scale):
+        mesh = _mesh(_turn(-30, 0), scale=scale, opening=0.08)
+        return gaze_from_face_mesh(mesh, IMAGE, 0.9, 1.0, head_pose="mesh", eye_open_level=LEVEL_OPENING,
+                                   eye_cue_pixels=(8.0, 10.0))
+    small, large = estimate(0.25), estimate(0.8)
+    assert small.eye_cues == 0.0 and large.eye_cues == 1.0
+    assert small.eye_direction[1] > np.sin(np.radians(30))  # lids down, as the large face reads them
+    assert _angle(small.eye_direction, large.direction) < 3.0
+    np.testing.assert_allclose(large.eye_direction, large.direction)
+
+
 def _set_opening(points: np.ndarray, eye: dict, opening: float) -> None:
     """Put one eye's lids (face axes, before turning) at ``opening`` eye widths apart."""
     half = opening * EYE_WIDTH / 2

@@ -105,6 +105,17 @@ def test_a_face_read_on_one_side_only_is_not_read_and_reads_weigh_by_confidence(
     assert np.degrees(np.arctan2(merged.direction[0], -merged.direction[2])) == pytest.approx(np.degrees(np.arctan(1 / 3)), abs=1e-3)
     assert merged.confidence == pytest.approx(0.4)
     assert np.allclose(merged_gaze_reads(poor, good).direction, merged.direction)
+    assert merged.eye_direction is None  # neither read measured one
+
+
+def test_the_eye_cue_directions_flip_and_merge_like_the_gaze():
+    small = GazeEstimate(origin=np.array([10.0, 20.0]), direction=np.array([0.0, 0.0, -1.0]), confidence=0.6,
+                         eye_cues=0.0, eye_direction=np.array([0.6, 0.8, 0.0]))
+    flipped = flipped_gaze(small, 100.0)
+    np.testing.assert_allclose(flipped.eye_direction, [-0.6, 0.8, 0.0])
+    merged = merged_gaze_reads(small, flipped_gaze(flipped, 100.0))  # the same read from both sides
+    np.testing.assert_allclose(merged.eye_direction, [0.6, 0.8, 0.0])
+    assert merged.eye_cues == 0.0
 
 
 def test_a_gaze_and_a_hand_read_in_the_mirror_flip_back():

@@ -779,6 +779,24 @@ def test_short_gaze_gaps_are_interpolated() -> None:
         assert frame.gaze_conf[0] == pytest.approx(0.8) and frame.gaze_source[0] == "face_mesh"
 
 
+def test_the_eye_cue_directions_are_filled_and_smoothed_with_the_gaze() -> None:
+    """A face whose eyes are too small to read keeps a second direction (the eyes read however small,
+    gaze_eye_dir): gaps fill it and smoothing averages it as they do the gaze; without one it stays NaN."""
+    measured = [True] * 3 + [False] * 3 + [True] * 3
+    observations, times, shots = _gaze_track(measured)
+    down = np.array([0.0, 0.5, np.sqrt(0.75)])
+    for k, frame in enumerate(observations):
+        if measured[k] and k != 8:  # the last frame has no eye-cue direction
+            frame.gaze_eye_dir[0] = down
+    fill_gaze_gaps(observations, times, shots, Config().gaze)
+    np.testing.assert_allclose(observations[4].gaze_eye_dir[0], down, atol=1e-6)  # both ends: interpolated
+    assert not np.isfinite(observations[8].gaze_eye_dir[0]).any()
+    observations[1].gaze_eye_dir[0] = [0.0, -0.5, np.sqrt(0.75)]  # up instead of down: averaged away
+    smooth_gaze_directions(observations, times, shots, half_window_s=0.1)
+    assert observations[1].gaze_eye_dir[0][1] == pytest.approx(0.5 / np.sqrt(7.0), abs=1e-3)  # (down + up + down) / 3, normalised
+    assert not np.isfinite(observations[8].gaze_eye_dir[0]).any()
+
+
 def test_medium_gaze_gaps_carry_forward_with_decaying_confidence() -> None:
     measured = [True] * 2 + [False] * 7 + [True]  # 0.7 s gap: carried, not interpolated
     observations, times, shots = _gaze_track(measured)

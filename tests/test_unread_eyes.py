@@ -77,3 +77,63 @@ def test_a_bowed_head_with_unread_eyes_is_not_said_to_look_past_its_own_hands():
     assert targets(1.0, config) == ["elsewhere"] * 3
     assert targets(0.0, config) == ["hands"] * 3  # her own (the only hands there)
     assert targets(0.0, config.replace(gaze={"unread_eyes_uncertainty_deg": 0.0})) == ["elsewhere"] * 3
+
+
+def _looker_with_eyes(eye_dir, with_a: bool = True) -> list[tuple[str, int | None]]:
+    """The looker of ``_frame`` with unread eyes (cues 0) whose read, taken however small, points along
+    ``eye_dir``; ``with_a`` False removes A, leaving D alone in the head's range."""
+    frames = []
+    for _ in range(3):
+        frame = _frame(0.0)
+        frame.gaze_eye_dir[0] = np.asarray(eye_dir, np.float32) / np.linalg.norm(eye_dir)
+        frames.append(frame if with_a else frame[[0, 1]])
+    targets = associate_targets(frames, 1.0, Config(), times=np.array([0.0, 0.5, 1.0]), shot_ids=np.zeros(3, int))
+    return [(t.gaze_type[0], t.gaze_id[0]) for t in targets]
+
+
+def test_the_eyes_read_however_small_choose_among_the_people_the_heads_range_holds():
+    """Head toward D with A within the eyes' range (above: nobody). The eyes, a few pixels wide, still tell
+    down from level: down onto A names A, level names D; turned to the lens, outside the head's range, they
+    choose nothing and the row stays unknown."""
+    toward_a = [0.24, 0.11, -0.24]  # from the looker's eyes to A's head centre, 24 degrees below D's line
+    assert _looker_with_eyes(toward_a) == [("person", 2)] * 3
+    assert _looker_with_eyes([0.8, 0.0, -0.8]) == [("person", 1)] * 3
+    assert _looker_with_eyes([0.0, 0.0, -1.0]) == [("unknown", None)] * 3
+    # nothing else in the eyes' range: the head names D and eyes this weak never overrule it
+    assert _looker_with_eyes(toward_a, with_a=False) == [("person", 1)] * 3
+
+
+def test_the_recorded_direction_is_the_one_that_named_the_target():
+    frames = []
+    for _ in range(3):
+        frame = _frame(0.0)
+        frame.gaze_eye_dir[0] = np.array([0.24, 0.11, -0.24], np.float32) / np.linalg.norm([0.24, 0.11, -0.24])
+        frames.append(frame)
+    targets = associate_targets(frames, 1.0, Config(), times=np.array([0.0, 0.5, 1.0]), shot_ids=np.zeros(3, int))
+    for target, frame in zip(targets, frames):
+        np.testing.assert_allclose(target.gaze_dir[0], frame.gaze_eye_dir[0])  # the eyes chose A
+        assert np.isnan(target.gaze_dir[1:]).all()  # D and A have no gaze of their own
+
+
+def _facing_camera(head_pitch: float, eye_pitch: float) -> FrameObservations:
+    """One person high in the frame, eyes unread (cues 0), the head pitched ``head_pitch`` degrees down (12: into
+    the lens from up there) and the eyes, read however small, ``eye_pitch`` (negative: up)."""
+    def pitched(degrees):
+        return [0.0, np.sin(np.radians(degrees)), -np.cos(np.radians(degrees))]
+    return FrameObservations(
+        xyxy=[[0.40, 0.20, 0.60, 0.95]], confidence=[0.9], head_xyxy=[[0.46, 0.20, 0.54, 0.32]],
+        gaze_origin=[[0.50, 0.26]], gaze_dir=[pitched(head_pitch)], gaze_conf=[0.8], gaze_source=["face_mesh"],
+        gaze_eye_cues=[0.0], gaze_eye_dir=[pitched(eye_pitch)], tracker_id=[0],
+    )
+
+
+def test_a_new_look_is_told_from_a_flicker_by_the_eyes_too():
+    """Looks alternating every 0.5 s between the lens and above it: the head turns 12 degrees, too little to be a
+    new look (gaze.target_turn_keep_deg, 20) and the samples between are unknown; the eyes, read however small,
+    turn 42 degrees, and each look is kept."""
+    def targets(eye_pitches):
+        frames = [_facing_camera((12.0, 0.0)[i % 2], eye_pitches[i % 2]) for i in range(5)]
+        found = associate_targets(frames, 1.0, Config(), times=np.arange(5) * 0.5, shot_ids=np.zeros(5, int))
+        return [t.gaze_type[0] for t in found]
+    assert targets((12.0, 0.0)) == ["camera", "unknown", "unknown", "unknown", "camera"]
+    assert targets((12.0, -30.0)) == ["camera", "elsewhere", "camera", "elsewhere", "camera"]

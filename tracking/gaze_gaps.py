@@ -102,6 +102,9 @@ def _interpolate(observations, before, after, target, weight: float) -> None:
     out.gaze_origin[rt] = (1 - weight) * a.gaze_origin[rb] + weight * b.gaze_origin[ra]
     out.gaze_conf[rt] = min(a.gaze_conf[rb], b.gaze_conf[ra])
     out.gaze_eye_cues[rt] = min(a.gaze_eye_cues[rb], b.gaze_eye_cues[ra])
+    eye_direction = (1 - weight) * a.gaze_eye_dir[rb] + weight * b.gaze_eye_dir[ra]  # NaN unless both have one
+    eye_norm = float(np.linalg.norm(eye_direction))
+    out.gaze_eye_dir[rt] = eye_direction / eye_norm if eye_norm > 0 else np.nan
     out.gaze_source[rt] = a.gaze_source[rb]
 
 
@@ -114,4 +117,5 @@ def _carry(observations, before, target, decay: float) -> None:
     out.gaze_origin[rt] = a.gaze_origin[rb] + (shift if np.all(np.isfinite(shift)) else 0.0)
     out.gaze_conf[rt] = a.gaze_conf[rb] * decay
     out.gaze_eye_cues[rt] = a.gaze_eye_cues[rb]
+    out.gaze_eye_dir[rt] = a.gaze_eye_dir[rb]
     out.gaze_source[rt] = a.gaze_source[rb]

@@ -49,6 +49,15 @@ def smooth_gaze_directions(
                 new = (smoothed[k] / norms[k]).astype(observations[position].gaze_dir.dtype)
                 changed += int(not np.allclose(new, observations[position].gaze_dir[row]))
                 observations[position].gaze_dir[row] = new
+        # the eye-cue directions (detectors.gaze.GazeEstimate.eye_direction) over the same window and weights
+        eye = np.array([observations[p].gaze_eye_dir[r] for p, r in rows], np.float64)
+        measured = np.isfinite(eye).all(axis=1)
+        if measured.any():
+            eye_sum = windowed_sum(t, np.where(measured[:, None], eye * weight[:, None], 0.0), half_window_s)
+            eye_norms = np.linalg.norm(eye_sum, axis=1)
+            for k in np.flatnonzero(measured & (eye_norms > 0)):
+                position, row = rows[k]
+                observations[position].gaze_eye_dir[row] = eye_sum[k] / eye_norms[k]
     return changed
 
 
