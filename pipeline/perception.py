@@ -363,6 +363,9 @@ def associate_targets(
 
     gaze_code, gaze_id, gaze_point = gaze_targets(merged.gaze_dir)
     read_dir = merged.gaze_dir.copy()  # what each row's target was read along (the eyes may change it below)
+    # each row's look with its eye cues read in full however small the eyes (its gaze where none was measured)
+    has_eye_dir = np.isfinite(merged.gaze_eye_dir).all(axis=1)
+    eye_dir = np.where(has_eye_dir[:, None], merged.gaze_eye_dir, merged.gaze_dir).astype(np.float32)
     uncertainty = np.where(head_only, gaze.keypoint_target_uncertainty_deg, gaze.target_uncertainty_deg)
     if with_times and np.any(uncertainty > 0):
         # the same decisions along directions turned within the read's uncertainty: where they differ, the
@@ -395,15 +398,14 @@ def associate_targets(
             # neighbour's (pyscenedetect_archive_two_women at half resolution: eyes 6 pixels wide, their lid
             # reads within 0.06 of the full-size ones'); it never names a target outside the head's range, nor
             # overrules the head where that range holds one person only
-            eye_read = other & np.isfinite(merged.gaze_eye_dir).all(axis=1)
+            eye_read = other & has_eye_dir
             if eye_read.any():
-                eye_code, eye_id, eye_point = gaze_targets(
-                    np.where(eye_read[:, None], merged.gaze_eye_dir, merged.gaze_dir).astype(np.float32))
+                eye_code, eye_id, eye_point = gaze_targets(eye_dir)
                 in_range = ((eye_code == gaze_code) & (eye_id == gaze_id)) | (
                     (alt_code == eye_code[None, :]) & (alt_id == eye_id[None, :])).any(axis=0)
                 chosen = eye_read & in_range & (eye_code != geometry.GAZE_UNKNOWN)
                 gaze_point[chosen] = eye_point[chosen]
-                read_dir[chosen] = merged.gaze_eye_dir[chosen]
+                read_dir[chosen] = eye_dir[chosen]
                 other &= ~chosen
                 gaze_code, gaze_id = np.where(chosen, eye_code, gaze_code), np.where(chosen, eye_id, gaze_id)
             gaze_code = np.where(other, geometry.GAZE_UNKNOWN, gaze_code)
@@ -411,11 +413,10 @@ def associate_targets(
     if with_times and gaze.target_stable_seconds > 0:
         # a look that turned far from its neighbours' is a new look, not a flicker: how far, the eyes say too
         # (read however small: a glance into the lens between looks at hands turns the eyes more than the head)
-        turn_dir = np.where(np.isfinite(merged.gaze_eye_dir).all(axis=1)[:, None], merged.gaze_eye_dir, read_dir)
         gaze_code, gaze_id = geometry.stable_targets(
             row_times, person, row_shots, gaze_code, gaze_id,
             geometry.stability_window(np.asarray(times), gaze.target_stable_seconds),
-            direction=turn_dir, min_turn_deg=gaze.target_turn_keep_deg,
+            direction=eye_dir, min_turn_deg=gaze.target_turn_keep_deg,
         )
     # rows made unknown after the association (keypoint-only limits, stability) have no gaze point
     gaze_point = np.where((gaze_code == geometry.GAZE_UNKNOWN)[:, None], np.nan, gaze_point).astype(np.float32)

@@ -79,14 +79,19 @@ def test_a_bowed_head_with_unread_eyes_is_not_said_to_look_past_its_own_hands():
     assert targets(0.0, config.replace(gaze={"unread_eyes_uncertainty_deg": 0.0})) == ["elsewhere"] * 3
 
 
-def _looker_with_eyes(eye_dir, with_a: bool = True) -> list[tuple[str, int | None]]:
-    """The looker of ``_frame`` with unread eyes (cues 0) whose read, taken however small, points along
-    ``eye_dir``; ``with_a`` False removes A, leaving D alone in the head's range."""
+def _looker_with_eyes_frames(eye_dir, with_a: bool = True) -> list[FrameObservations]:
+    """Three frames of ``_frame``'s looker with unread eyes (cues 0) whose read, taken however small, points
+    along ``eye_dir``; ``with_a`` False removes A, leaving D alone in the head's range."""
     frames = []
     for _ in range(3):
         frame = _frame(0.0)
         frame.gaze_eye_dir[0] = np.asarray(eye_dir, np.float32) / np.linalg.norm(eye_dir)
         frames.append(frame if with_a else frame[[0, 1]])
+    return frames
+
+
+def _looker_with_eyes(eye_dir, with_a: bool = True) -> list[tuple[str, int | None]]:
+    frames = _looker_with_eyes_frames(eye_dir, with_a)
     targets = associate_targets(frames, 1.0, Config(), times=np.array([0.0, 0.5, 1.0]), shot_ids=np.zeros(3, int))
     return [(t.gaze_type[0], t.gaze_id[0]) for t in targets]
 
@@ -104,11 +109,7 @@ def test_the_eyes_read_however_small_choose_among_the_people_the_heads_range_hol
 
 
 def test_the_recorded_direction_is_the_one_that_named_the_target():
-    frames = []
-    for _ in range(3):
-        frame = _frame(0.0)
-        frame.gaze_eye_dir[0] = np.array([0.24, 0.11, -0.24], np.float32) / np.linalg.norm([0.24, 0.11, -0.24])
-        frames.append(frame)
+    frames = _looker_with_eyes_frames([0.24, 0.11, -0.24])
     targets = associate_targets(frames, 1.0, Config(), times=np.array([0.0, 0.5, 1.0]), shot_ids=np.zeros(3, int))
     for target, frame in zip(targets, frames):
         np.testing.assert_allclose(target.gaze_dir[0], frame.gaze_eye_dir[0])  # the eyes chose A

@@ -42,23 +42,31 @@ def smooth_gaze_directions(
         t = times[[position for position, _ in rows]]
         weight = np.array([observations[p].gaze_conf[r] for p, r in rows], np.float64)
         direction = np.array([observations[p].gaze_dir[r] for p, r in rows], np.float64)
-        smoothed = windowed_sum(t, direction * weight[:, None], half_window_s)
-        norms = np.linalg.norm(smoothed, axis=1)
-        for k, (position, row) in enumerate(rows):
-            if norms[k] > 0:
-                new = (smoothed[k] / norms[k]).astype(observations[position].gaze_dir.dtype)
-                changed += int(not np.allclose(new, observations[position].gaze_dir[row]))
-                observations[position].gaze_dir[row] = new
+        smoothed, done = _weighted_unit_means(t, direction, weight, half_window_s)
+        for k in np.flatnonzero(done):
+            position, row = rows[k]
+            new = smoothed[k].astype(observations[position].gaze_dir.dtype)
+            changed += int(not np.allclose(new, observations[position].gaze_dir[row]))
+            observations[position].gaze_dir[row] = new
         # the eye-cue directions (detectors.gaze.GazeEstimate.eye_direction) over the same window and weights
         eye = np.array([observations[p].gaze_eye_dir[r] for p, r in rows], np.float64)
-        measured = np.isfinite(eye).all(axis=1)
-        if measured.any():
-            eye_sum = windowed_sum(t, np.where(measured[:, None], eye * weight[:, None], 0.0), half_window_s)
-            eye_norms = np.linalg.norm(eye_sum, axis=1)
-            for k in np.flatnonzero(measured & (eye_norms > 0)):
-                position, row = rows[k]
-                observations[position].gaze_eye_dir[row] = eye_sum[k] / eye_norms[k]
+        smoothed, done = _weighted_unit_means(t, eye, weight, half_window_s)
+        for k in np.flatnonzero(done):
+            position, row = rows[k]
+            observations[position].gaze_eye_dir[row] = smoothed[k]
     return changed
+
+
+def _weighted_unit_means(t: np.ndarray, directions: np.ndarray, weight: np.ndarray, half_window: float
+                         ) -> tuple[np.ndarray, np.ndarray]:
+    """The ``weight``-weighted mean direction (n, 3), normalised, of the finite ``directions`` within
+    ``half_window`` of each sample, and (n,) bool: where that mean exists and the sample's own direction is
+    finite (a sample without one gets none)."""
+    measured = np.isfinite(directions).all(axis=1)
+    sums = windowed_sum(t, np.where(measured[:, None], directions * weight[:, None], 0.0), half_window)
+    norms = np.linalg.norm(sums, axis=1)
+    done = measured & (norms > 0)
+    return sums / np.where(done, norms, 1.0)[:, None], done
 
 
 def windowed_sum(t: np.ndarray, values: np.ndarray, half_window: float) -> np.ndarray:
