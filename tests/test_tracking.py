@@ -936,6 +936,39 @@ def test_across_a_cut_a_close_up_neither_stands_in_for_a_wide_shots_person_nor_t
     assert match_across_cut(_People([a_wide, b_close], None), later, config) == []
 
 
+def test_across_a_cut_a_short_shot_of_the_same_set_up_keeps_its_people() -> None:
+    """tvhid_handshake_0001 cut close-up on A / wide / close-up on A (benchmarks/bench_reverse_shots.py): each
+    close-up lasts 0.67 s, one or two samples at 2 fps. A person back at the place and size they had in the same
+    set-up, in colours within stitch_appearance_max, is the same person however short either shot: place and size
+    carry what pooling would (a person seen once, not joined, is dropped as an isolated detection). Colours alone
+    still need both sides followed (stitch_reentry_min_seconds), and someone else's clothes at that place, or the
+    same clothes elsewhere, still decide nothing."""
+    from tracking.cut_matching import _People, match_across_cut
+
+    def person(shot, x, colours, samples):
+        times = 1.5 * shot + 0.5 * np.arange(samples)
+        box = np.tile([x - 0.1, 0.1, x + 0.1, 0.9], (samples, 1))
+        head = np.tile([x - 0.03, 0.1, x + 0.03, 0.2], (samples, 1))
+        appearance = np.zeros(DESCRIPTOR_SIZE)
+        appearance[:3] = colours
+        return [Tracklet(shot, np.arange(samples) + 3 * shot, times, box, samples * appearance,
+                         scales=person_scales(box, head))]
+
+    config = Config().tracking
+    a, b = [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]
+    a_moved = [0.9494, 0.0506, 0.0]  # 0.16 from a: a pose change, not a close enough match on colours alone
+    assert appearance_distance(np.array(a + [0.0] * (DESCRIPTOR_SIZE - 3)),
+                               np.array(a_moved + [0.0] * (DESCRIPTOR_SIZE - 3)))[0, 0] == pytest.approx(0.16, abs=0.01)
+    earlier = _People([person(0, 0.3, a, 2), person(0, 0.7, b, 2)], None)
+    # back on one sample, where and as tall as before
+    assert match_across_cut(earlier, _People([person(2, 0.31, a_moved, 1)], None), config) == [(0, 0)]
+    # the same clothes across the frame (where B stood): nothing decides
+    assert match_across_cut(earlier, _People([person(2, 0.69, a_moved, 1)], None), config) == []
+    # someone else's clothes at A's place: no join
+    other = [0.0, 1.0, 0.0]
+    assert match_across_cut(earlier, _People([person(2, 0.3, other, 1)], None), config) == []
+
+
 def test_a_track_takes_the_weaker_detection_it_was_just_before_it_started() -> None:
     """A track starts only from a detection scored at least new_track_thresh (0.4); a person's detections are
     kept from person_conf (0.35). tvhid_handshake_0001's B, mid-handshake, scored 0.38 in the first frame of a

@@ -202,7 +202,9 @@ def match_across_cut(rows: _People, cols: _People, config: TrackingConfig) -> li
     with np.errstate(invalid="ignore"):
         faces_agree = (f <= config.stitch_face_match) & (
             (c <= config.stitch_face_appearance_max) | np.isnan(c) | (f <= config.cut_face_sure) | nearest)
-        colours_here = ((c <= config.stitch_appearance_max) & (p <= config.cut_place_max_widths) & followed
+        # however short either shot: place and size carry what pooling over 0.5 s would (a close-up of 0.67 s
+        # between two wide shots left its man one sample, dropped as an isolated detection when not joined)
+        colours_here = ((c <= config.stitch_appearance_max) & (p <= config.cut_place_max_widths)
                         & ~(f > config.stitch_face_veto))
     decidable = (faces_agree | colours_here)[np.ix_(open_rows, open_cols)]
     for a, b in zip(*linear_sum_assignment(np.where(decidable, sub, _NO))):
