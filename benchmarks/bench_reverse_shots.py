@@ -15,10 +15,10 @@ parts of the clip, not replays), so people move and turn between shots as they d
 
 Every output row is traced to an annotated person: its head centre, mapped back through its shot's crop, nearest
 to a truth head of the same instant (truth every 0.25 s, rows at the 2 fps samples; within ``REACH`` of the
-frame). Per edit it prints, for each annotated person found in two or more shots, the ids they got; "kept" is one
-id over every shot they were found in, "ids over two people" counts ids traced to two annotated people (a wrong
-join: worse than a lost id). Rows with no head or no annotated person near it (an arm at the frame edge) are not
-scored.
+frame), or else its box, mapped back likewise, around exactly one annotated head. Per edit it prints, for each
+annotated person found in two or more shots, the ids they got; "kept" is one id over every shot they were found
+in, "ids over two people" counts ids traced to two annotated people (a wrong join: worse than a lost id). Rows
+traced to nobody (an arm at the frame edge) are not scored.
 """
 from __future__ import annotations
 
@@ -60,27 +60,41 @@ def build_edit(frames: list[np.ndarray], order: str, boxes: dict[str, tuple], pa
 
 def trace_rows(rows: list[dict], shots: list[tuple], starts: list[float], clip_truth) -> list[tuple[int, str, int]]:
     """(person id, annotated label, shot index) of every row traced to an annotated person; a row's shot is
-    the piece its time falls in (``starts``), whatever cuts the run itself found."""
+    the piece its time falls in (``starts``), whatever cuts the run itself found. A row is traced by its head
+    (the annotated head nearest it within ``REACH``) or, where that finds nobody, by its box: the one annotated
+    head of the instant inside it (a close-up's head box can sit on the face side of a head seen from behind,
+    a third of the close-up away from the annotated head; a box around two annotated heads says nothing)."""
     labels = sorted({r.person for r in clip_truth.rows})
     traced = []
     for row in rows:
-        if row.get("head_bbox") is None:
-            continue
-        x1, y1, x2, y2 = row["head_bbox"]
         shot = int(np.searchsorted(np.asarray(starts) - 1e-6, float(row["t"]), side="right")) - 1
-        bx1, by1, bx2, by2 = shots[shot]
-        centre = np.array([bx1 + (x1 + x2) / 2 * (bx2 - bx1), by1 + (y1 + y2) / 2 * (by2 - by1)])
-        best, best_distance = None, REACH
+        heads = {}
         for label in labels:
             truth_row = clip_truth.row(label, float(row["t"]), tolerance=TIME_TOLERANCE)
-            if truth_row is None:
-                continue
-            distance = float(np.hypot(*(centre - np.array(truth_row.head))))
-            if distance <= best_distance:
-                best, best_distance = label, distance
+            if truth_row is not None:
+                heads[label] = np.array(truth_row.head)
+        best = None
+        if row.get("head_bbox") is not None:
+            centre = _in_frame(np.array(row["head_bbox"], float).reshape(2, 2).mean(axis=0), shots[shot])
+            best_distance = REACH
+            for label, head in heads.items():
+                distance = float(np.hypot(*(centre - head)))
+                if distance <= best_distance:
+                    best, best_distance = label, distance
+        if best is None and row.get("bbox") is not None:
+            corners = np.array(row["bbox"], float).reshape(2, 2)
+            (x1, y1), (x2, y2) = _in_frame(corners[0], shots[shot]), _in_frame(corners[1], shots[shot])
+            inside = [label for label, (x, y) in heads.items() if x1 <= x <= x2 and y1 <= y <= y2]
+            best = inside[0] if len(inside) == 1 else None
         if best is not None:
             traced.append((int(row["person_id"]), best, shot))
     return traced
+
+
+def _in_frame(point: np.ndarray, crop: tuple) -> np.ndarray:
+    """A normalised point of a shot's picture in the original frame (``crop``: the shot's x1, y1, x2, y2)."""
+    bx1, by1, bx2, by2 = crop
+    return np.array([bx1 + point[0] * (bx2 - bx1), by1 + point[1] * (by2 - by1)])
 
 
 def score(traced: list[tuple[int, str, int]]) -> dict:

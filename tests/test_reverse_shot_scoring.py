@@ -41,5 +41,13 @@ def test_rows_of_a_close_up_are_traced_back_to_the_annotated_people(media_dir):
     s = score(traced)
     assert s["across"] == ["A", "B"] and s["kept"] == ["A"]
     assert s["ids"] == {"A": [0], "B": [1, 2]} and s["merged"] == {}
+    # a close-up's head box off the annotated head (on the face side of a head seen from behind): traced by the
+    # box around A's head alone; a box around both heads traces nobody
+    x1, y1 = _in_crop((head["A", 1.0][0] - 0.1, head["A", 1.0][1] - 0.1), close_on_a)
+    x2, y2 = _in_crop((head["A", 1.0][0] + 0.1, head["A", 1.0][1] + 0.3), close_on_a)
+    off_head = dict(_row(5, 1.0, (0.99, 0.01)), bbox=[x1, y1, x2, y2])
+    assert trace_rows([off_head], shots, starts, clip) == [(5, "A", 1)]
+    both = dict(_row(6, 0.0, (0.5, 0.99)), bbox=[0.0, 0.0, 1.0, 1.0])
+    assert trace_rows([both], shots, starts, clip) == []
     # one id over both people is a wrong join, reported as such
     assert score(traced + [(0, "B", 1)])["merged"] == {0: ["A", "B"]}
