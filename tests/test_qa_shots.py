@@ -165,3 +165,45 @@ def test_no_option_names_again_someone_the_item_names_under_another_id():
     for r in about_the_man:
         assert not any("Person 4" in o for o in r["options"]), r["options"]
         assert any("Person 2" in o or "Person 3" in o for o in r["options"]), r["options"]
+
+
+def test_no_count_of_gestures_for_someone_who_may_be_the_gesturer_under_another_id():
+    """bench_reverse_shots' deepoint_pointing_up cut close-up / wide / close-up: one man pointing through all
+    three shots got an id per shot (0, 1, 2: never seen together). His pointing was found in the wide shot
+    only, and the counts asked "how many times does Person 0 point? 0" of the same man. A count of a kind is
+    asked only of a person whom no gesturer of that kind may be under another id, and "who gestures most"
+    only where nobody reaches the top count with the ids that may be them added; a woman seen beside each of
+    his ids keeps her count."""
+    from qa_gen.generate import build_context, candidates_of
+
+    rows = []
+    for t in np.arange(0.0, 6.0, 0.5):
+        shot = int(t // 2)
+        rows.append({"video_id": "cuts", "t": float(t), "shot_id": shot, "person_id": shot,
+                     "head_bbox": [0.4, 0.1, 0.5, 0.2]})
+        rows.append({"video_id": "cuts", "t": float(t), "shot_id": shot, "person_id": 3,
+                     "head_bbox": [0.7, 0.1, 0.8, 0.2]})
+    tracks = pa.Table.from_pylist(rows)
+    common = {"video_id": "cuts", "target_type": "person", "target_person_id": None, "target_label": None,
+              "leader_id": None, "follower_id": None, "lag_seconds": None, "confidence": 0.9, "start_frame": 0,
+              "end_frame": 0, "parent_event_ids": [], "source": "gesture", "details": "{}"}
+
+    def pointing(event_id, actor, target, start):
+        return {**common, "event_id": event_id, "event_type": "pointing", "start_time": start, "end_time": start + 1.0,
+                "persons_involved": [actor, target], "initiator_id": actor, "target_person_id": target}
+
+    events = table_from_rows([pointing(0, 1, 3, 2.5), pointing(1, 3, 0, 0.5), pointing(2, 3, 2, 4.5)], EVENTS_SCHEMA)
+    ctx = build_context(events, tracks, QAConfig(), seed=0, clip_duration=6.0)
+    counts = [c for c in candidates_of(ctx) if c.category == "G4"]
+    asked = {(c.template, tuple(c.persons), c.correct) for c in counts}
+    assert ("G4.count", (1,), "1") in asked and ("G4.count", (3,), "2") in asked
+    assert not any(c.persons in ([0], [2]) for c in counts), asked  # the man's other ids: no "0"
+    # the woman points twice, the man once under all his ids together: she gestures most
+    assert ("G4.most", (1, 3), "Person 3") in asked
+    # ...but not when he also points under his other ids (three in all, against her two)
+    events = table_from_rows([pointing(0, 1, 3, 2.5), pointing(1, 3, 0, 0.5), pointing(2, 3, 2, 4.5),
+                              pointing(3, 0, 3, 0.0), pointing(4, 2, 3, 4.0)], EVENTS_SCHEMA)
+    counts = [c for c in candidates_of(build_context(events, tracks, QAConfig(), seed=0, clip_duration=6.0))
+              if c.category == "G4"]
+    assert not any(c.template == "G4.most" for c in counts), [(c.template, c.correct) for c in counts]
+    assert not any(c.template == "G4.count" and c.persons in ([0], [1], [2]) for c in counts)
