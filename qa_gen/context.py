@@ -106,6 +106,12 @@ class VideoContext:
         (a person the tracker lost for a moment and found again as a new id)."""
         return any(pid != p and not self.presence.ever_together(pid, p) for p in persons)
 
+    def split_over_ids(self, pid: int, events: Iterable[Event]) -> bool:
+        """Whether someone who may be ``pid`` under another id (``may_be_one_of``) takes part in one of ``events``:
+        then what those events say of ``pid`` over the whole clip (a count, an order, a role) may miss what the
+        same person did under the other id."""
+        return any(p != pid and self.may_be_one_of(pid, [p]) for e in events for p in people_of(e))
+
     def of_type(self, *types: str) -> list[Event]:
         """Events of these types that questions may be anchored on (see ``trusted``)."""
         return [e for e in self.events if e.event_type in types and self.trusted(e)]

@@ -113,6 +113,8 @@ def g3_temporal(ctx: VideoContext) -> Iterator[Candidate]:
         rng = ctx.rng("G3.first")
         never = []
         for e in gestures:  # swapped roles and other gesture kinds that never happen
+            if any(ctx.split_over_ids(p, gestures) for p in _named(e)):
+                continue  # ...to these ids: under another id the same people may make them
             for kind in GESTURE_TYPES:
                 c = Claim(kind, actor=e.actor, target=e.target)
                 if not ctx.holds(c, 0.0, ctx.duration + 1):
@@ -236,6 +238,8 @@ def g4_frequency(ctx: VideoContext) -> Iterator[Candidate]:
 def g5_chains(ctx: VideoContext) -> Iterator[Candidate]:
     gestures = [e for e in ctx.of_type(*GESTURE_TYPES) if e.actor is not None and e.target is not None]
     for pid in sorted({p for e in gestures for p in _named(e)}):
+        if ctx.split_over_ids(pid, gestures):
+            continue  # the gestures of pid's other id would be missing from "the gestures involving pid"
         chain = [e for e in gestures if pid in _named(e)]
         chain.sort(key=lambda e: e.start)
         distinct = []

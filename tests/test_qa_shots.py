@@ -207,3 +207,46 @@ def test_no_count_of_gestures_for_someone_who_may_be_the_gesturer_under_another_
               if c.category == "G4"]
     assert not any(c.template == "G4.most" for c in counts), [(c.template, c.correct) for c in counts]
     assert not any(c.template == "G4.count" and c.persons in ([0], [1], [2]) for c in counts)
+
+
+def test_no_order_or_role_over_the_clip_for_one_id_of_a_split_person():
+    """The man of the close-up / wide / close-up edit again, under ids 0, 1 and 2: as Person 0 he points at the
+    woman (0.5 s); as Person 2 she points at him (4.0 s) and he reaches toward her (5.0 s), while they hold eye
+    contact. "In what order do the gestures involving Person 2 happen?" would leave out his pointing as Person 0,
+    a role over the whole clip ("in all, Person 2 makes one gesture") would be his and not the man's, and a "first
+    gesture" option made of a gesture that never happens between these ids may happen under the other one. The
+    woman, seen beside each of his ids, keeps her order."""
+    from qa_gen.generate import build_context, candidates_of
+
+    rows = []
+    for t in np.arange(0.0, 6.0, 0.5):
+        shot = int(t // 2)
+        rows.append({"video_id": "cuts", "t": float(t), "shot_id": shot, "person_id": shot,
+                     "head_bbox": [0.4, 0.1, 0.5, 0.2]})
+        rows.append({"video_id": "cuts", "t": float(t), "shot_id": shot, "person_id": 3,
+                     "head_bbox": [0.7, 0.1, 0.8, 0.2]})
+    tracks = pa.Table.from_pylist(rows)
+    common = {"video_id": "cuts", "target_type": "person", "target_label": None, "leader_id": None,
+              "follower_id": None, "lag_seconds": None, "confidence": 0.9, "start_frame": 0, "end_frame": 0,
+              "parent_event_ids": [], "details": "{}"}
+
+    def gesture(event_id, kind, actor, target, start):
+        return {**common, "event_id": event_id, "event_type": kind, "source": "gesture", "start_time": start,
+                "end_time": start + 0.5, "persons_involved": [actor, target], "initiator_id": actor,
+                "target_person_id": target}
+
+    events = table_from_rows([
+        gesture(0, "pointing", 0, 3, 0.5), gesture(1, "pointing", 3, 2, 4.0), gesture(2, "reaching", 2, 3, 5.0),
+        {**common, "event_id": 3, "event_type": "mutual_gaze", "source": "gaze", "start_time": 4.0, "end_time": 5.5,
+         "persons_involved": [2, 3], "initiator_id": None, "target_person_id": None}], EVENTS_SCHEMA)
+    candidates = candidates_of(build_context(events, tracks, QAConfig(), seed=0, clip_duration=6.0))
+    chains = {c.key: c.correct for c in candidates if c.template == "G5.chain"}
+    assert "person=3" in chains and not any(key in ("person=0", "person=1", "person=2") for key in chains), chains
+    roles = [c.key for c in candidates if c.category == "C4"]
+    assert not any(key in ("person=0", "person=1", "person=2") for key in roles), roles
+    happened = {"Person 0 points at Person 3", "Person 3 points at Person 2", "Person 2 reaches toward Person 3"}
+    for c in candidates:
+        if c.template == "G3.first":
+            # every option is a gesture that happens: none "never happens" between these ids, since under the
+            # man's other ids it may (it was "Person 3 hands something to Person 2")
+            assert set(c.distractors) <= happened, c.distractors
