@@ -167,6 +167,19 @@ def test_no_option_names_again_someone_the_item_names_under_another_id():
         assert any("Person 2" in o or "Person 3" in o for o in r["options"]), r["options"]
 
 
+def _a_man_under_three_ids() -> pa.Table:
+    """Tracks of a 6 s clip of three 2 s shots: a man under a new id in each (0, 1, 2: never seen together) and a
+    woman, Person 3, beside him in every shot."""
+    rows = []
+    for t in np.arange(0.0, 6.0, 0.5):
+        shot = int(t // 2)
+        rows.append({"video_id": "cuts", "t": float(t), "shot_id": shot, "person_id": shot,
+                     "head_bbox": [0.4, 0.1, 0.5, 0.2]})
+        rows.append({"video_id": "cuts", "t": float(t), "shot_id": shot, "person_id": 3,
+                     "head_bbox": [0.7, 0.1, 0.8, 0.2]})
+    return pa.Table.from_pylist(rows)
+
+
 def test_no_count_of_gestures_for_someone_who_may_be_the_gesturer_under_another_id():
     """bench_reverse_shots' deepoint_pointing_up cut close-up / wide / close-up: one man pointing through all
     three shots got an id per shot (0, 1, 2: never seen together). His pointing was found in the wide shot
@@ -176,14 +189,7 @@ def test_no_count_of_gestures_for_someone_who_may_be_the_gesturer_under_another_
     his ids keeps her count."""
     from qa_gen.generate import build_context, candidates_of
 
-    rows = []
-    for t in np.arange(0.0, 6.0, 0.5):
-        shot = int(t // 2)
-        rows.append({"video_id": "cuts", "t": float(t), "shot_id": shot, "person_id": shot,
-                     "head_bbox": [0.4, 0.1, 0.5, 0.2]})
-        rows.append({"video_id": "cuts", "t": float(t), "shot_id": shot, "person_id": 3,
-                     "head_bbox": [0.7, 0.1, 0.8, 0.2]})
-    tracks = pa.Table.from_pylist(rows)
+    tracks = _a_man_under_three_ids()
     common = {"video_id": "cuts", "target_type": "person", "target_person_id": None, "target_label": None,
               "leader_id": None, "follower_id": None, "lag_seconds": None, "confidence": 0.9, "start_frame": 0,
               "end_frame": 0, "parent_event_ids": [], "source": "gesture", "details": "{}"}
@@ -218,14 +224,7 @@ def test_no_order_or_role_over_the_clip_for_one_id_of_a_split_person():
     woman, seen beside each of his ids, keeps her order."""
     from qa_gen.generate import build_context, candidates_of
 
-    rows = []
-    for t in np.arange(0.0, 6.0, 0.5):
-        shot = int(t // 2)
-        rows.append({"video_id": "cuts", "t": float(t), "shot_id": shot, "person_id": shot,
-                     "head_bbox": [0.4, 0.1, 0.5, 0.2]})
-        rows.append({"video_id": "cuts", "t": float(t), "shot_id": shot, "person_id": 3,
-                     "head_bbox": [0.7, 0.1, 0.8, 0.2]})
-    tracks = pa.Table.from_pylist(rows)
+    tracks = _a_man_under_three_ids()
     common = {"video_id": "cuts", "target_type": "person", "target_label": None, "leader_id": None,
               "follower_id": None, "lag_seconds": None, "confidence": 0.9, "start_frame": 0, "end_frame": 0,
               "parent_event_ids": [], "details": "{}"}
