@@ -71,6 +71,14 @@ def _unit(vector: np.ndarray) -> np.ndarray:
     return vector / norm if norm > 0 else vector
 
 
+def weighted_unit_mean(weights, a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
+    """The unit mean of two directions weighted by ``weights`` (two numbers); None when they cancel or either
+    is not measured (NaN)."""
+    direction = weights[0] * a + weights[1] * b
+    norm = float(np.linalg.norm(direction))
+    return direction / norm if norm >= 1e-9 else None
+
+
 def head_rotation(mesh_px: np.ndarray, image_size: tuple[int, int]) -> tuple[np.ndarray, float] | None:
     """Head rotation (3x3, canonical face -> camera) from face-mesh landmarks (pixels) by solvePnP,
     and the mean reprojection error in pixels. None when the pose cannot be solved."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from detectors.gaze import GazeEstimate
+from detectors.gaze import GazeEstimate, weighted_unit_mean
 from detectors.keypoints import box_iou_matrix
 from detectors.mediapipe_models import Face
 from detectors.observation import FrameObservations
@@ -182,19 +182,12 @@ def merged_gaze_reads(direct: GazeEstimate | None, mirrored: GazeEstimate | None
     if direct is None or mirrored is None:
         return None
     weights = np.array([direct.confidence, mirrored.confidence]) + 1e-6
-    direction = _weighted_direction(weights, direct.direction, mirrored.direction)
+    direction = weighted_unit_mean(weights, direct.direction, mirrored.direction)
     if direction is None:  # opposite reads: no direction
         return None
     eye_direction = None
     if direct.eye_direction is not None and mirrored.eye_direction is not None:
-        eye_direction = _weighted_direction(weights, direct.eye_direction, mirrored.eye_direction)
+        eye_direction = weighted_unit_mean(weights, direct.eye_direction, mirrored.eye_direction)
     return GazeEstimate(origin=(weights[0] * direct.origin + weights[1] * mirrored.origin) / weights.sum(),
                         direction=direction, confidence=(direct.confidence + mirrored.confidence) / 2,
                         eye_cues=min(direct.eye_cues, mirrored.eye_cues), eye_direction=eye_direction)
-
-
-def _weighted_direction(weights: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
-    """The unit mean of two directions weighted by ``weights``; None when they cancel."""
-    direction = weights[0] * a + weights[1] * b
-    norm = float(np.linalg.norm(direction))
-    return direction / norm if norm >= 1e-9 else None

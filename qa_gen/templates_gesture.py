@@ -112,8 +112,9 @@ def g3_temporal(ctx: VideoContext) -> Iterator[Candidate]:
     if winner is not None:
         rng = ctx.rng("G3.first")
         never = []
+        split = {p for e in gestures for p in _named(e) if ctx.split_over_ids(p, gestures)}
         for e in gestures:  # swapped roles and other gesture kinds that never happen
-            if any(ctx.split_over_ids(p, gestures) for p in _named(e)):
+            if split & set(_named(e)):
                 continue  # ...to these ids: under another id the same people may make them
             for kind in GESTURE_TYPES:
                 c = Claim(kind, actor=e.actor, target=e.target)

@@ -17,6 +17,7 @@ import numpy as np
 
 from detectors.observation import FrameObservations
 from detectors.config import GazeConfig
+from detectors.gaze import weighted_unit_mean
 
 _EPS_S = 1e-6
 
@@ -96,15 +97,14 @@ def _head_centre(frame: FrameObservations, row: int) -> np.ndarray:
 def _interpolate(observations, before, after, target, weight: float) -> None:
     (pb, rb), (pa, ra), (pt, rt) = before, after, target
     a, b, out = observations[pb], observations[pa], observations[pt]
-    direction = (1 - weight) * a.gaze_dir[rb] + weight * b.gaze_dir[ra]
-    norm = float(np.linalg.norm(direction))
-    out.gaze_dir[rt] = direction / norm if norm > 0 else a.gaze_dir[rb]
+    blend = (1 - weight, weight)
+    direction = weighted_unit_mean(blend, a.gaze_dir[rb], b.gaze_dir[ra])
+    out.gaze_dir[rt] = direction if direction is not None else a.gaze_dir[rb]
     out.gaze_origin[rt] = (1 - weight) * a.gaze_origin[rb] + weight * b.gaze_origin[ra]
     out.gaze_conf[rt] = min(a.gaze_conf[rb], b.gaze_conf[ra])
     out.gaze_eye_cues[rt] = min(a.gaze_eye_cues[rb], b.gaze_eye_cues[ra])
-    eye_direction = (1 - weight) * a.gaze_eye_dir[rb] + weight * b.gaze_eye_dir[ra]  # NaN unless both have one
-    eye_norm = float(np.linalg.norm(eye_direction))
-    out.gaze_eye_dir[rt] = eye_direction / eye_norm if eye_norm > 0 else np.nan
+    eye_direction = weighted_unit_mean(blend, a.gaze_eye_dir[rb], b.gaze_eye_dir[ra])  # None unless both have one
+    out.gaze_eye_dir[rt] = eye_direction if eye_direction is not None else np.nan
     out.gaze_source[rt] = a.gaze_source[rb]
 
 
