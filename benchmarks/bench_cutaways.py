@@ -1,6 +1,7 @@
 """Identity across a cutaway (issue 23): every shared clip, 1.5 s of another clip, the clip again.
 
     python -m benchmarks.bench_cutaways [--clips NAME ...] [--light plain|other|both] [--media DIR] [--work DIR]
+    python -m benchmarks.bench_cutaways --every-pair [--media DIR] [--work DIR]
 
 Each edit is written at 640x360, 10 fps (tests/video_edits.py) and perceived with the default settings
 (one worker for all). The cutaway is 1.5 s of tvhid_handshake_0001 (atd_kitchen for the handshake clip
@@ -20,10 +21,16 @@ last 0.5 s may never be sampled again (nothing to keep). Per edit:
 - split: the same with a first-piece person never seen beside them: one person whom the first piece had
   split into two ids (within a shot), or a wrong join; judge by eye;
 - shared: cutaway ids that also name someone in the first piece or the replay.
+
+``--every-pair`` looks only for wrong joins, where they are likeliest: every ordered pair (X, Y) of the shared
+clips with two or more people, cut X / 1.5 s of Y / X's last 1.5 s, so that a cutaway of two or more people
+follows a shot of two or more, often framed alike (two people left and right at similar sizes). Nobody of
+Y is anybody of X: any id in both Y's piece and X's is a wrong join.
 """
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 import tempfile
 import time
@@ -59,6 +66,32 @@ def build_edit(media: Path, clip: str, light: str, path: Path) -> list[float]:
     return write_edit(path, [frames, away, replay], EDIT_FPS)
 
 
+GROUP_CLIPS = ("atd_kitchen.mp4", "tvhid_highfive_0018.avi", "tvhid_highfive_0005.avi", "tvhid_handshake_0001.avi",
+               "mmaction2_hug_lab.mp4", "pyscenedetect_archive_two_women.mp4", "yakhyo_classroom_group.mp4")
+
+
+def every_pair(media: Path, work: Path, worker) -> int:
+    """Wrong joins over every ordered pair of the group clips (module doc); returns the ids shared."""
+    from pipeline.clip import ClipSpec
+    from tests.video_edits import clip_frames, write_edit
+
+    frames = {clip: clip_frames(media / clip, EDIT_FPS, EDIT_SIZE) for clip in GROUP_CLIPS}
+    cutaway = int(CUTAWAY_SECONDS * EDIT_FPS)
+    shared_total = 0
+    for first, away in itertools.permutations(GROUP_CLIPS, 2):
+        path = work / f"{Path(first).stem}__{Path(away).stem}.mp4"
+        starts = write_edit(path, [frames[first], frames[away][:cutaway], frames[first][-cutaway:]], EDIT_FPS)
+        rows = worker(ClipSpec(path.stem, str(path))).tracks.to_pylist()
+        piece = [int(np.searchsorted(starts, r["t"] + 1e-6)) - 1 for r in rows]
+        ids = [{r["person_id"] for r, k in zip(rows, piece) if k == n} for n in range(3)]
+        shared = sorted(ids[1] & (ids[0] | ids[2]))
+        shared_total += len(shared)
+        print(f"{path.stem:64s} ids {sorted(ids[0])} | {sorted(ids[1])} | {sorted(ids[2])} shared {shared}", flush=True)
+    n = len(GROUP_CLIPS) * (len(GROUP_CLIPS) - 1)
+    print(f"every pair: {n} edits, cutaway ids shared with the clip around them {shared_total}")
+    return shared_total
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -67,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="replay as is, under other light, or both (default)")
     parser.add_argument("--media", type=Path, default=None, help="shared media folder (default: found as the tests do)")
     parser.add_argument("--work", type=Path, default=None, help="folder for the edited videos (default: a temporary one)")
+    parser.add_argument("--every-pair", action="store_true",
+                        help="count wrong joins over every ordered pair of the clips with two or more people (module doc)")
     args = parser.parse_args(argv)
 
     from pipeline.clip import ClipSpec
@@ -81,6 +116,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as scratch, closing(PerceptionWorker(Config())) as worker:
         work = args.work or Path(scratch)
         work.mkdir(parents=True, exist_ok=True)
+        if args.every_pair:
+            every_pair(media, work, worker)
+            return 0
         for k, clip in enumerate(args.clips):
             for light in lights:
                 path = work / f"cutaway_{k}_{light}.mp4"

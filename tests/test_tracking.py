@@ -969,6 +969,45 @@ def test_across_a_cut_a_short_shot_of_the_same_set_up_keeps_its_people() -> None
     assert match_across_cut(earlier, _People([person(2, 0.3, other, 1)], None), config) == []
 
 
+def test_across_a_cut_a_return_to_an_earlier_set_up_keeps_its_people() -> None:
+    """tvhid_handshake_0001 cut wide / close-up on A / wide (benchmarks/bench_reverse_shots.py): two men in dark
+    suits in a dark room, everyone's colours 0.10-0.27 apart. Back in the wide shot each man stands where he
+    stood, at his size, but the close-up's A (not joined across the first cut: nothing told him from B there) is
+    as near in colours, and his place cannot be compared (twice the size): the rival test refused both men. The
+    whole arrangement repeated is the same set-up, and settles them; one person alone, or clothes beyond the
+    within-shot bound, is not."""
+    from tracking.cut_matching import _People, match_across_cut
+
+    def person(shot, x, colours, height=0.8, samples=2):
+        times = 1.0 * shot + 0.4 * np.arange(samples)
+        box = np.tile([x - 0.08, 0.1, x + 0.08, 0.1 + height], (samples, 1))
+        head = np.tile([x - 0.03, 0.1, x + 0.03, 0.1 + height / 8], (samples, 1))
+        appearance = np.zeros(DESCRIPTOR_SIZE)
+        appearance[:3] = colours
+        return [Tracklet(shot, np.arange(samples) + 2 * shot, times, box, samples * appearance,
+                         scales=person_scales(box, head))]
+
+    def distance(a, b):
+        pad = [0.0] * (DESCRIPTOR_SIZE - 3)
+        return appearance_distance(np.array(a + pad), np.array(b + pad))[0, 0]
+
+    config = Config().tracking
+    a, b = [0.9, 0.1, 0.0], [0.8, 0.0, 0.2]
+    a_back, b_back = [0.9, 0.07, 0.03], [0.85, 0.0, 0.15]  # one sample each, 0.13 and 0.05 from their own
+    a_close, b_close = [0.85, 0.1, 0.05], [0.85, 0.0, 0.15]  # the close-up's men: as near, sizes not comparable
+    assert abs(distance(a, a_back) - distance(a_close, a_back)) < config.cut_colour_margin
+    assert abs(distance(b, b_back) - distance(b_close, b_back)) < config.cut_colour_margin
+    rows = [person(0, 0.35, a), person(0, 0.6, b), person(1, 0.3, a_close, 1.6), person(1, 0.7, b_close, 1.6)]
+    later = [person(2, 0.36, a_back, samples=1), person(2, 0.58, b_back, samples=1)]
+    assert sorted(match_across_cut(_People(rows, None), _People(later, None), config)) == [(0, 0), (1, 1)]
+    # one man back alone: his place says nothing a close-up could not (no arrangement), nothing decides
+    assert match_across_cut(_People(rows, None), _People(later[:1], None), config) == []
+    # B's place taken by clothes beyond the within-shot bound: the set-up is not repeated
+    other = [0.0, 0.0, 1.0]
+    assert distance(b, other) > config.stitch_appearance_max
+    assert match_across_cut(_People(rows, None), _People([later[0], person(2, 0.58, other, samples=1)], None), config) == []
+
+
 def test_a_track_takes_the_weaker_detection_it_was_just_before_it_started() -> None:
     """A track starts only from a detection scored at least new_track_thresh (0.4); a person's detections are
     kept from person_conf (0.35). tvhid_handshake_0001's B, mid-handshake, scored 0.38 in the first frame of a

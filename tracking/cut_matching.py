@@ -13,6 +13,11 @@ new shot's people take an old id only on evidence:
   they were: the person's height, from the head where a close-up cuts the box), which only supports the
   colours, never joins alone.
 
+A return to an earlier shot's camera set-up settles its people first: when every person of the new shot
+(two or more) stands, one to one, where one of that earlier shot's people stood, at their size, in clothes
+within the within-shot bound, the whole arrangement repeated says what one person at a place cannot
+(``_same_arrangement``).
+
 The Hungarian assignment on the pooled cost, among the pairs one kind of evidence could decide, picks one
 old person per new person and the other way round (two people of one shot are never one person, and
 neither are two people of an earlier shot that share a frame: the rows are whole people already). A pair
@@ -62,6 +67,9 @@ class _People:
 
     def followed(self, k: int) -> float:
         return float(sum(t.end - t.start for t in self.people[k]))
+
+    def shots(self, k: int) -> list[int]:
+        return sorted({t.shot_id for t in self.people[k]})
 
     def places(self, k: int) -> list[tuple[np.ndarray, float]]:
         """Median box (normalised xyxy, in the picture) and median height (``Tracklet.scale``, in frame
@@ -187,6 +195,10 @@ def match_across_cut(rows: _People, cols: _People, config: TrackingConfig) -> li
             Cue(colour, config.cut_colour_margin),
             Cue(np.where(np.isinf(place), np.nan, place), config.cut_place_margin, config.cut_place_max_widths,
                 identity=False)]
+    # a return to an earlier set-up settles its people (unless close colours already paired them otherwise)
+    arrangement = _same_arrangement(rows, cols, colour, face, config)
+    if all((i, j) in pairs or (i in open_rows and j in open_cols) for i, j in arrangement):
+        pairs += [p for p in arrangement if p not in pairs]
     settled = frozenset(pairs)
     decided = dict(pairs)
     # colours far apart contradict agreeing faces only when someone else's are nearer: a change of light
@@ -214,6 +226,33 @@ def match_across_cut(rows: _People, cols: _People, config: TrackingConfig) -> li
         if (i, j) not in pairs and not _has_rival(cues, i, j, decided, settled):
             pairs.append((i, j))
     return pairs
+
+
+def _same_arrangement(rows: _People, cols: _People, colour: np.ndarray, face: np.ndarray,
+                      config: TrackingConfig) -> list[tuple[int, int]]:
+    """Pairs from a return to an earlier shot's camera set-up: the new shot's people (two or more), one to
+    one, each where one of that shot's people stood, at their size, in clothes within the within-shot bound
+    and faces not vetoing; each the only one of that shot's people at that place, and only one earlier shot
+    so matched. One person at a place may be anyone framed alike; a whole arrangement repeated is the same
+    set-up, and a close-up's person seen elsewhere is then no rival."""
+    m = len(cols.people)
+    if m < 2:
+        return []
+    found: set[tuple[tuple[int, int], ...]] = set()
+    for shot in sorted({s for i in range(len(rows.people)) for s in rows.shots(i)}):
+        members = [i for i in range(len(rows.people)) if shot in rows.shots(i)]
+        if len(members) < m:
+            continue
+        near = np.zeros((len(members), m), bool)
+        for a, i in enumerate(members):
+            where = rows.places(i)[rows.shots(i).index(shot)]
+            for j in range(m):
+                distance = _place_distance([where], cols.places(j), config.cut_place_max_size_ratio)
+                near[a, j] = (distance <= config.cut_place_max_widths and colour[i, j] <= config.stitch_appearance_max
+                              and not face[i, j] > config.stitch_face_veto)
+        if np.all(near.sum(axis=0) == 1) and np.all(near.sum(axis=1) <= 1):
+            found.add(tuple((members[a], int(j)) for a, j in zip(*np.nonzero(near))))
+    return list(found.pop()) if len(found) == 1 else []
 
 
 def join_across_cuts(people: list[list["Tracklet"]], config: TrackingConfig,
