@@ -974,8 +974,8 @@ def test_across_a_cut_a_return_to_an_earlier_set_up_keeps_its_people() -> None:
     suits in a dark room, everyone's colours 0.10-0.27 apart. Back in the wide shot each man stands where he
     stood, at his size, but the close-up's A (not joined across the first cut: nothing told him from B there) is
     as near in colours, and his place cannot be compared (twice the size): the rival test refused both men. The
-    whole arrangement repeated is the same set-up, and settles them; one person alone, or clothes beyond the
-    within-shot bound, is not."""
+    whole arrangement repeated is the same set-up, and settles them; one person alone is not, nor an
+    arrangement the clothes contradict."""
     from tracking.cut_matching import _People, match_across_cut
 
     def person(shot, x, colours, height=0.8, samples=2):
@@ -1002,10 +1002,13 @@ def test_across_a_cut_a_return_to_an_earlier_set_up_keeps_its_people() -> None:
     assert sorted(match_across_cut(_People(rows, None), _People(later, None), config)) == [(0, 0), (1, 1)]
     # one man back alone: his place says nothing a close-up could not (no arrangement), nothing decides
     assert match_across_cut(_People(rows, None), _People(later[:1], None), config) == []
-    # B's place taken by clothes beyond the within-shot bound: the set-up is not repeated
+    # B's place taken by clothes that contradict: beyond stitch_face_appearance_max, or nearer A's than B's
     other = [0.0, 0.0, 1.0]
-    assert distance(b, other) > config.stitch_appearance_max
+    assert distance(b, other) > config.stitch_face_appearance_max
     assert match_across_cut(_People(rows, None), _People([later[0], person(2, 0.58, other, samples=1)], None), config) == []
+    like_a = [0.85, 0.1, 0.05]
+    assert distance(a, like_a) < distance(b, like_a) < config.stitch_appearance_max
+    assert (1, 1) not in match_across_cut(_People(rows, None), _People([later[0], person(2, 0.58, like_a, samples=1)], None), config)
 
 
 def test_a_track_takes_the_weaker_detection_it_was_just_before_it_started() -> None:

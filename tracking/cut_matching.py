@@ -14,8 +14,8 @@ new shot's people take an old id only on evidence:
   colours, never joins alone.
 
 A return to an earlier shot's camera set-up settles its people first: when every person of the new shot
-(two or more) stands, one to one, where one of that earlier shot's people stood, at their size, in clothes
-within the within-shot bound, the whole arrangement repeated says what one person at a place cannot
+(two or more) stands, one to one, where one of that earlier shot's people stood, at their size, and clothes
+and faces do not contradict it, the whole arrangement repeated says what one person at a place cannot
 (``_same_arrangement``).
 
 The Hungarian assignment on the pooled cost, among the pairs one kind of evidence could decide, picks one
@@ -231,10 +231,12 @@ def match_across_cut(rows: _People, cols: _People, config: TrackingConfig) -> li
 def _same_arrangement(rows: _People, cols: _People, colour: np.ndarray, face: np.ndarray,
                       config: TrackingConfig) -> list[tuple[int, int]]:
     """Pairs from a return to an earlier shot's camera set-up: the new shot's people (two or more), one to
-    one, each where one of that shot's people stood, at their size, in clothes within the within-shot bound
-    and faces not vetoing; each the only one of that shot's people at that place, and only one earlier shot
-    so matched. One person at a place may be anyone framed alike; a whole arrangement repeated is the same
-    set-up, and a close-up's person seen elsewhere is then no rival."""
+    one, each where one of that shot's people stood, at their size, each the only one of that shot's people
+    at that place, and only one earlier shot so matched. One person at a place may be anyone framed alike; a
+    whole arrangement repeated is the same set-up, and a close-up's person seen elsewhere is then no rival.
+    Clothes and faces must not contradict it: colours within stitch_face_appearance_max (a cut moves light
+    and pose: tvhid_highfive_0005's woman cut by the frame's edge 0.35 from her own, pyscenedetect's B 0.41),
+    each pair's the nearest in its row and column, and no face beyond the veto."""
     m = len(cols.people)
     if m < 2:
         return []
@@ -248,9 +250,13 @@ def _same_arrangement(rows: _People, cols: _People, colour: np.ndarray, face: np
             where = rows.places(i)[rows.shots(i).index(shot)]
             for j in range(m):
                 distance = _place_distance([where], cols.places(j), config.cut_place_max_size_ratio)
-                near[a, j] = (distance <= config.cut_place_max_widths and colour[i, j] <= config.stitch_appearance_max
+                near[a, j] = (distance <= config.cut_place_max_widths and colour[i, j] <= config.stitch_face_appearance_max
                               and not face[i, j] > config.stitch_face_veto)
-        if np.all(near.sum(axis=0) == 1) and np.all(near.sum(axis=1) <= 1):
+        if not (np.all(near.sum(axis=0) == 1) and np.all(near.sum(axis=1) <= 1)):
+            continue
+        # and the clothes agree with the places: each pair's colours the nearest in its row and column
+        among = colour[members]
+        if all(among[a, j] <= np.nanmin(among[:, j]) and among[a, j] <= np.nanmin(among[a]) for a, j in zip(*np.nonzero(near))):
             found.add(tuple((members[a], int(j)) for a, j in zip(*np.nonzero(near))))
     return list(found.pop()) if len(found) == 1 else []
 
