@@ -1,11 +1,14 @@
 """Identity across a cutaway (issue 23): every shared clip, 1.5 s of another clip, the clip again.
 
-    python -m benchmarks.bench_cutaways [--clips NAME ...] [--light plain|other|both] [--media DIR] [--work DIR]
+    python -m benchmarks.bench_cutaways [--clips NAME ...] [--light plain|other|mirror|both] [--media DIR] [--work DIR]
     python -m benchmarks.bench_cutaways --every-pair [--media DIR] [--work DIR]
 
 Each edit is written at 640x360, 10 fps (tests/video_edits.py) and perceived with the default settings
 (one worker for all). The cutaway is 1.5 s of tvhid_handshake_0001 (atd_kitchen for the handshake clip
-itself); "other light" replays the clip darker and warmer (tests/test_identity_edits.py ``_other_light``).
+itself); "other light" replays the clip darker and warmer (tests/test_identity_edits.py ``_other_light``);
+"mirror" replays it mirrored left to right, where two people facing each other stand about where the other
+stood: the same people, so keeping an id is right, but a replay box carrying the id of the person whose place
+it took is a wrong join (the replay's boxes are mirrored back before they are matched).
 
 Who is who in the replay is found by position, not by id (tests/video_edits.py
 ``identity_across_cutaway``): the replay shows the very frames of the first piece, so a person of the
@@ -62,7 +65,10 @@ def build_edit(media: Path, clip: str, light: str, path: Path) -> list[float]:
     away_name = "atd_kitchen.mp4" if clip == "tvhid_handshake_0001.avi" else "tvhid_handshake_0001.avi"
     frames = clip_frames(media / clip, EDIT_FPS, EDIT_SIZE)
     away = clip_frames(media / away_name, EDIT_FPS, EDIT_SIZE, seconds=CUTAWAY_SECONDS)
-    replay = frames if light == "plain" else _other_light(frames)
+    if light == "mirror":
+        replay = [np.ascontiguousarray(f[:, ::-1]) for f in frames]
+    else:
+        replay = frames if light == "plain" else _other_light(frames)
     return write_edit(path, [frames, away, replay], EDIT_FPS)
 
 
@@ -96,8 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     parser.add_argument("--clips", nargs="*", default=list(CLIPS), help="shared clip file names (default: all)")
-    parser.add_argument("--light", choices=("plain", "other", "both"), default="both",
-                        help="replay as is, under other light, or both (default)")
+    parser.add_argument("--light", choices=("plain", "other", "mirror", "both"), default="both",
+                        help="replay as is, under other light, mirrored left to right, or both plain and other light (default)")
     parser.add_argument("--media", type=Path, default=None, help="shared media folder (default: found as the tests do)")
     parser.add_argument("--work", type=Path, default=None, help="folder for the edited videos (default: a temporary one)")
     parser.add_argument("--every-pair", action="store_true",
@@ -125,7 +131,11 @@ def main(argv: list[str] | None = None) -> int:
                 starts = build_edit(media, clip, light, path)
                 started = time.perf_counter()
                 result = worker(ClipSpec(f"cutaway_{k}_{light}", str(path)))
-                s = identity_across_cutaway(result.tracks.to_pylist(), starts)
+                rows = result.tracks.to_pylist()
+                if light == "mirror":  # the replay's boxes back into the first piece's picture
+                    rows = [{**r, "bbox": [1 - r["bbox"][2], r["bbox"][1], 1 - r["bbox"][0], r["bbox"][3]]}
+                            if r["t"] >= starts[2] - 1e-6 else r for r in rows]
+                s = identity_across_cutaway(rows, starts)
                 total = totals[light]
                 total.update(first=len(s["first"]), seen=len(s["seen"]), kept=len(s["kept"]), wrong=len(s["wrong"]), split=len(s["split"]),
                              shared=len(s["shared"]), described=int(result.timings.get("faces_described", 0)))
