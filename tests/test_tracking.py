@@ -975,7 +975,7 @@ def test_across_a_cut_a_return_to_an_earlier_set_up_keeps_its_people() -> None:
     stood, at his size, but the close-up's A (not joined across the first cut: nothing told him from B there) is
     as near in colours, and his place cannot be compared (twice the size): the rival test refused both men. The
     whole arrangement repeated is the same set-up, and settles them; one person alone is not, nor an
-    arrangement the clothes contradict."""
+    arrangement the clothes contradict, nor one where no clothes compare."""
     from tracking.cut_matching import _People, match_across_cut
 
     def person(shot, x, colours, height=0.8, samples=2):
@@ -1009,6 +1009,15 @@ def test_across_a_cut_a_return_to_an_earlier_set_up_keeps_its_people() -> None:
     like_a = [0.85, 0.1, 0.05]
     assert distance(a, like_a) < distance(b, like_a) < config.stitch_appearance_max
     assert (1, 1) not in match_across_cut(_People(rows, None), _People([later[0], person(2, 0.58, like_a, samples=1)], None), config)
+    # B in A's arms, their boxes overlapping (no colours of his own: nothing contradicts), A's colours agreeing:
+    # the set-up holds (mmaction2_hug_lab's last 1.5 s replayed after a cutaway); with nobody's colours, place
+    # alone decides nothing
+    unseen = [0.0, 0.0, 0.0]
+    assert np.isnan(distance(b, unseen))
+    assert sorted(match_across_cut(_People(rows, None), _People([later[0], person(2, 0.58, unseen, samples=1)], None),
+                                   config)) == [(0, 0), (1, 1)]
+    assert match_across_cut(_People(rows, None), _People([person(2, 0.36, unseen, samples=1),
+                                                          person(2, 0.58, unseen, samples=1)], None), config) == []
 
 
 def test_a_track_takes_the_weaker_detection_it_was_just_before_it_started() -> None:

@@ -236,7 +236,8 @@ def _same_arrangement(rows: _People, cols: _People, colour: np.ndarray, face: np
     whole arrangement repeated is the same set-up, and a close-up's person seen elsewhere is then no rival.
     Clothes and faces must not contradict it: colours within stitch_face_appearance_max (a cut moves light
     and pose: tvhid_highfive_0005's woman cut by the frame's edge 0.35 from her own, pyscenedetect's B 0.41),
-    each pair's the nearest in its row and column, and no face beyond the veto."""
+    each pair's the nearest in its row and column, and no face beyond the veto. A person without colours
+    (boxes overlapping throughout: an embrace) contradicts nothing, but some pair's colours must compare."""
     m = len(cols.people)
     if m < 2:
         return []
@@ -250,13 +251,14 @@ def _same_arrangement(rows: _People, cols: _People, colour: np.ndarray, face: np
             where = rows.places(i)[rows.shots(i).index(shot)]
             for j in range(m):
                 distance = _place_distance([where], cols.places(j), config.cut_place_max_size_ratio)
-                near[a, j] = (distance <= config.cut_place_max_widths and colour[i, j] <= config.stitch_face_appearance_max
+                near[a, j] = (distance <= config.cut_place_max_widths and not colour[i, j] > config.stitch_face_appearance_max
                               and not face[i, j] > config.stitch_face_veto)
         if not (np.all(near.sum(axis=0) == 1) and np.all(near.sum(axis=1) <= 1)):
             continue
         # and the clothes agree with the places: each pair's colours the nearest in its row and column
         among = colour[members]
-        if all(among[a, j] <= np.nanmin(among[:, j]) and among[a, j] <= np.nanmin(among[a]) for a, j in zip(*np.nonzero(near))):
+        compared = [(a, j) for a, j in zip(*np.nonzero(near)) if not np.isnan(among[a, j])]
+        if compared and all(among[a, j] <= np.nanmin(among[:, j]) and among[a, j] <= np.nanmin(among[a]) for a, j in compared):
             found.add(tuple((members[a], int(j)) for a, j in zip(*np.nonzero(near))))
     return list(found.pop()) if len(found) == 1 else []
 
