@@ -15,6 +15,8 @@ from pipeline.clip import ClipSpec
 from pipeline.config import Config
 from pipeline.consistency import check_events_table
 from pipeline.perception import PerceptionWorker
+from pipeline.truth import GroundTruth
+from benchmarks.bench_reverse_shots import close_up_box
 from tests.video_edits import (clip_frames, cropped, identity_across_cutaway, ids_through_pan, letterboxed, panned,
                                ultralytics_still, write_edit, zoomed)
 
@@ -65,6 +67,17 @@ def runs(media_dir: Path, tmp_path_factory) -> dict:
         away = "atd_kitchen.mp4" if clip == "tvhid_handshake_0001.avi" else "tvhid_handshake_0001.avi"
         away_frames = clip_frames(media_dir / away, EDIT_FPS, EDIT_SIZE, seconds=CUTAWAY_SECONDS)
         edits[f"cutaway {clip}"] = [frames, away_frames, _other_light(frames) if other_light else frames]
+    # a return to an earlier camera set-up: the hug's last 1.5 s after a cutaway (the men embracing, their
+    # boxes overlapping: no colours), and tvhid_handshake_0001 cut wide / close-up on A / wide
+    hug = clip_frames(media_dir / "mmaction2_hug_lab.mp4", EDIT_FPS, EDIT_SIZE)
+    away_frames = clip_frames(media_dir / "tvhid_handshake_0001.avi", EDIT_FPS, EDIT_SIZE, seconds=CUTAWAY_SECONDS)
+    edits["cutaway to the hug's embrace"] = [hug, away_frames, hug[-int(round(CUTAWAY_SECONDS * EDIT_FPS)):]]
+    handshake = clip_frames(media_dir / "tvhid_handshake_0001.avi", EDIT_FPS, EDIT_SIZE)
+    thirds = np.array_split(np.arange(len(handshake)), 3)
+    back_turned = [r.head for r in GroundTruth.load(media_dir / "truth").clip("tvhid_handshake_0001").rows if r.person == "A"]
+    edits["handshake wide close-up wide"] = [[handshake[k] for k in thirds[0]],
+                                            cropped([handshake[k] for k in thirds[1]], close_up_box(np.mean(back_turned, axis=0)), EDIT_SIZE),
+                                            [handshake[k] for k in thirds[2]]]
     group = clip_frames(media_dir / "yakhyo_classroom_group.mp4", EDIT_FPS, EDIT_SIZE)
     edits["group"] = [group]
     pan_lefts = {}
@@ -94,18 +107,35 @@ def test_cutaway_and_back_every_person_keeps_their_id(runs) -> None:
     assert [r["shot_id"] for r in rows] == piece.tolist()
     assert [r["shot_start_t"] for r in rows] == pytest.approx([starts[k] for k in piece])
 
-    def ids_left_to_right(k: int) -> list[int]:
-        centre = {}
-        for r, p in zip(rows, piece):
-            if p == k:
-                centre.setdefault(r["person_id"], []).append((r["bbox"][0] + r["bbox"][2]) / 2)
-        return sorted(centre, key=lambda pid: np.mean(centre[pid]))
-
-    before, away, after = ids_left_to_right(0), ids_left_to_right(1), ids_left_to_right(2)
+    before, away, after = (_ids_left_to_right(rows, starts, k) for k in range(3))
     assert len(before) == 2 and after == before
     assert away and not set(away) & set(before)
     events = detect_events(tracks, Config().events, clip_duration=duration)
     assert check_events_table(events, duration, Config().events, tracks) == []
+
+
+def _ids_left_to_right(rows: list[dict], starts: list[float], k: int) -> list[int]:
+    """The ids of piece k of an edit, ordered by the mean centre of their boxes there."""
+    piece = np.searchsorted(starts, [r["t"] + 1e-6 for r in rows], side="right") - 1
+    centre: dict[int, list[float]] = {}
+    for r, p in zip(rows, piece):
+        if p == k:
+            centre.setdefault(r["person_id"], []).append((r["bbox"][0] + r["bbox"][2]) / 2)
+    return sorted(centre, key=lambda pid: np.mean(centre[pid]))
+
+
+@pytest.mark.parametrize("edit", ["cutaway to the hug's embrace", "handshake wide close-up wide"])
+def test_a_return_to_an_earlier_set_up_keeps_everyones_id(runs, edit: str) -> None:
+    """Back at the first shot's camera set-up, everyone stands where they stood: both men keep their ids,
+    left stays left. After a cutaway the hug's men embrace (their boxes overlap: no colours of their own);
+    in tvhid_handshake_0001 cut wide / close-up on the back-turned man / wide, two dark suits in a dark room
+    leave colours that tell nobody apart (tracking/cut_matching.py ``_same_arrangement``)."""
+    tracks, starts, _ = runs[edit]
+    rows = tracks.to_pylist()
+    before, between, after = (_ids_left_to_right(rows, starts, k) for k in range(3))
+    assert len(before) == 2 and after == before, (before, between, after)
+    if edit.startswith("cutaway"):
+        assert between and not set(between) & set(before)
 
 
 @pytest.mark.parametrize("clip", sorted(MORE_CUTAWAYS))
