@@ -232,7 +232,7 @@ def _same_arrangement(rows: _People, cols: _People, colour: np.ndarray, face: np
                       config: TrackingConfig) -> list[tuple[int, int]]:
     """Pairs from a return to an earlier shot's camera set-up: the new shot's people (two or more), one to
     one, each where one of that shot's people stood, at their size, each the only one of that shot's people
-    at that place, and only one earlier shot so matched. One person at a place may be anyone framed alike; a
+    there whose clothes and face do not contradict (below), and only one earlier shot so matched. One person at a place may be anyone framed alike; a
     whole arrangement repeated is the same set-up, and a close-up's person seen elsewhere is then no rival.
     Clothes and faces must not contradict it: colours within stitch_face_appearance_max (a cut moves light
     and pose: tvhid_highfive_0005's woman cut by the frame's edge 0.35 from her own, pyscenedetect's B 0.41),
