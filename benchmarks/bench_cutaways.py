@@ -79,7 +79,7 @@ GROUP_CLIPS = ("atd_kitchen.mp4", "tvhid_highfive_0018.avi", "tvhid_highfive_000
 def every_pair(media: Path, work: Path, worker) -> int:
     """Wrong joins over every ordered pair of the group clips (module doc); returns the ids shared."""
     from pipeline.clip import ClipSpec
-    from tests.video_edits import clip_frames, write_edit
+    from tests.video_edits import clip_frames, identity_across_cutaway, write_edit
 
     frames = {clip: clip_frames(media / clip, EDIT_FPS, EDIT_SIZE) for clip in GROUP_CLIPS}
     cutaway = int(CUTAWAY_SECONDS * EDIT_FPS)
@@ -87,12 +87,9 @@ def every_pair(media: Path, work: Path, worker) -> int:
     for first, away in itertools.permutations(GROUP_CLIPS, 2):
         path = work / f"{Path(first).stem}__{Path(away).stem}.mp4"
         starts = write_edit(path, [frames[first], frames[away][:cutaway], frames[first][-cutaway:]], EDIT_FPS)
-        rows = worker(ClipSpec(path.stem, str(path))).tracks.to_pylist()
-        piece = [int(np.searchsorted(starts, r["t"] + 1e-6)) - 1 for r in rows]
-        ids = [{r["person_id"] for r, k in zip(rows, piece) if k == n} for n in range(3)]
-        shared = sorted(ids[1] & (ids[0] | ids[2]))
-        shared_total += len(shared)
-        print(f"{path.stem:64s} ids {sorted(ids[0])} | {sorted(ids[1])} | {sorted(ids[2])} shared {shared}", flush=True)
+        s = identity_across_cutaway(worker(ClipSpec(path.stem, str(path))).tracks.to_pylist(), starts)
+        shared_total += len(s["shared"])
+        print(f"{path.stem:64s} ids {s['first']} | {s['cutaway']} | {s['replay']} shared {s['shared']}", flush=True)
     n = len(GROUP_CLIPS) * (len(GROUP_CLIPS) - 1)
     print(f"every pair: {n} edits, cutaway ids shared with the clip around them {shared_total}")
     return shared_total
@@ -114,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     from pipeline.config import Config
     from pipeline.perception import PerceptionWorker
     from tests.shared_media import find_media_dir
-    from tests.video_edits import identity_across_cutaway
+    from tests.video_edits import identity_across_cutaway, pieces_of
 
     media = args.media or find_media_dir()
     lights = ("plain", "other") if args.light == "both" else (args.light,)
@@ -134,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
                 rows = result.tracks.to_pylist()
                 if light == "mirror":  # the replay's boxes back into the first piece's picture
                     rows = [{**r, "bbox": [1 - r["bbox"][2], r["bbox"][1], 1 - r["bbox"][0], r["bbox"][3]]}
-                            if r["t"] >= starts[2] - 1e-6 else r for r in rows]
+                            if piece == 2 else r for r, piece in zip(rows, pieces_of(rows, starts))]
                 s = identity_across_cutaway(rows, starts)
                 total = totals[light]
                 total.update(first=len(s["first"]), seen=len(s["seen"]), kept=len(s["kept"]), wrong=len(s["wrong"]), split=len(s["split"]),

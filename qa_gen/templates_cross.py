@@ -178,12 +178,12 @@ def c4_person_dynamics(ctx: VideoContext) -> Iterator[Candidate]:
     part appears in exactly two options and the true option is not the one sharing most with the others."""
     span = (0.0, ctx.duration + 1.0)
     gaze_types = ("mutual_gaze", "gaze_following", "gaze_aversion", "joint_attention")
-    involving = ctx.of_type(*gaze_types, *GESTURE_TYPES)
+    gaze_events, gesture_events = ctx.of_type(*gaze_types), ctx.of_type(*GESTURE_TYPES)
     for x in ctx.presence.persons:
-        if ctx.split_over_ids(x, involving):
+        if ctx.split_over_ids(x, gaze_events + gesture_events):
             continue  # a role over the whole clip ("in all, X makes N gestures") of one id of a split person
-        gaze = [e for e in ctx.of_type(*gaze_types) if x in _members(e) and claim_of(e) is not None]
-        gest = [e for e in ctx.of_type(*GESTURE_TYPES) if x in people_of(e) and e.actor is not None and e.target]
+        gaze = [e for e in gaze_events if x in _members(e) and claim_of(e) is not None]
+        gest = [e for e in gesture_events if x in people_of(e) and e.actor is not None and e.target]
         if not gaze or not gest:
             continue
         rng = ctx.rng("C4.role", x)

@@ -180,6 +180,7 @@ def g4_frequency(ctx: VideoContext) -> Iterator[Candidate]:
     gestures = [e for e in ctx.of_type(*GESTURE_TYPES) if e.actor is not None]
     counts = Counter(e.actor for e in gestures)
     people = ctx.presence.persons
+    maybe_theirs = {p: _maybe_under_another_id(ctx, p, gestures) for p in set(people) | set(counts)}
     if gestures and len(people) >= 2:
         ranked = counts.most_common()
         top, n_top = ranked[0]
@@ -203,7 +204,7 @@ def g4_frequency(ctx: VideoContext) -> Iterator[Candidate]:
                             list(gestures), sorted(counts),
                             (0.0, ctx.duration))
     for pid, kind in sorted({(e.actor, e.event_type) for e in gestures}):
-        if kind in _maybe_under_another_id(ctx, pid, gestures):
+        if kind in maybe_theirs[pid]:
             continue
         mine = [e for e in gestures if e.actor == pid and e.event_type == kind]
         n = len(mine)
@@ -221,7 +222,7 @@ def g4_frequency(ctx: VideoContext) -> Iterator[Candidate]:
     done = {(e.actor, e.event_type) for e in gestures}
     for pid in people:
         kinds = sorted({kind for _, kind in done} - {kind for actor, kind in done if actor == pid}
-                       - _maybe_under_another_id(ctx, pid, gestures))
+                       - maybe_theirs[pid])
         if not kinds:
             continue
         rng = ctx.rng("G4.none", pid)

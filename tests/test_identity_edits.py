@@ -18,7 +18,7 @@ from pipeline.perception import PerceptionWorker
 from pipeline.truth import GroundTruth
 from benchmarks.bench_reverse_shots import close_up_box
 from tests.video_edits import (clip_frames, cropped, identity_across_cutaway, ids_through_pan, letterboxed, panned,
-                               ultralytics_still, write_edit, zoomed)
+                               pieces_of, ultralytics_still, write_edit, zoomed)
 
 EDIT_FPS = 10.0
 EDIT_SIZE = (640, 360)
@@ -103,7 +103,7 @@ def test_cutaway_and_back_every_person_keeps_their_id(runs) -> None:
     people share none, and no event runs across a cut without its people on both sides."""
     tracks, starts, duration = runs["cutaway"]
     rows = tracks.to_pylist()
-    piece = np.searchsorted(starts, [r["t"] + 1e-6 for r in rows], side="right") - 1
+    piece = pieces_of(rows, starts)
     assert [r["shot_id"] for r in rows] == piece.tolist()
     assert [r["shot_start_t"] for r in rows] == pytest.approx([starts[k] for k in piece])
 
@@ -116,7 +116,7 @@ def test_cutaway_and_back_every_person_keeps_their_id(runs) -> None:
 
 def _ids_left_to_right(rows: list[dict], starts: list[float], k: int) -> list[int]:
     """The ids of piece k of an edit, ordered by the mean centre of their boxes there."""
-    piece = np.searchsorted(starts, [r["t"] + 1e-6 for r in rows], side="right") - 1
+    piece = pieces_of(rows, starts)
     centre: dict[int, list[float]] = {}
     for r, p in zip(rows, piece):
         if p == k:
@@ -171,7 +171,7 @@ def test_a_cut_to_a_close_up_keeps_the_id_of_the_man_in_it(runs) -> None:
     compare (the close-up shows no torso to read)."""
     tracks, starts, _ = runs["close-up zidane.jpg"]
     rows = tracks.to_pylist()
-    piece = np.searchsorted(starts, [r["t"] + 1e-6 for r in rows], side="right") - 1
+    piece = pieces_of(rows, starts)
     ids = [{r["person_id"] for r, p in zip(rows, piece) if p == k} for k in range(3)]
     assert len(ids[0]) == 2 and ids[2] == ids[0]
     behind = max(ids[0], key=lambda pid: np.mean([r["bbox"][0] for r, p in zip(rows, piece) if p == 0 and r["person_id"] == pid]))

@@ -153,6 +153,11 @@ def _box_at(sightings: list[tuple[float, np.ndarray]], t: float) -> np.ndarray |
     return (1 - w) * b0 + w * b1
 
 
+def pieces_of(rows: list[dict], starts: list[float]) -> np.ndarray:
+    """The piece of an edit (``write_edit``'s start times) each tracks row's time falls in."""
+    return np.searchsorted(starts, [r["t"] + 1e-6 for r in rows], side="right") - 1
+
+
 def identity_across_cutaway(rows: list[dict], starts: list[float]) -> dict:
     """Who keeps their id across a cutaway: tracks rows (``person_id``, ``t``, ``bbox``, ``shot_id``) of
     an edit whose pieces start at ``starts`` (a clip, a cutaway, the same clip again). The replay shows the
@@ -164,9 +169,9 @@ def identity_across_cutaway(rows: list[dict], starts: list[float]) -> dict:
     (the replay boxes matched to them carry, by majority, their own id), ``unseen``; pairs (person, id
     their replay boxes carry): ``wrong`` (the id of someone seen beside them in the first piece: a wrong
     join), ``split`` (of someone never seen beside them: one person the first piece split in two, or a
-    wrong join; judge by eye); ids: ``cutaway``, ``shared`` (cutaway ids also in the first piece or the
-    replay); ``shots``."""
-    piece = np.searchsorted(starts, [r["t"] + 1e-6 for r in rows], side="right") - 1
+    wrong join; judge by eye); ids: ``cutaway``, ``replay``, ``shared`` (cutaway ids also in the first piece
+    or the replay); ``shots``."""
+    piece = pieces_of(rows, starts)
     first: dict[int, list[tuple[float, np.ndarray]]] = {}
     for r, p in zip(rows, piece):
         if p == 0:
@@ -198,5 +203,5 @@ def identity_across_cutaway(rows: list[dict], starts: list[float]) -> dict:
     ids = [{r["person_id"] for r, p in zip(rows, piece) if p == q} for q in range(3)]
     return {"first": people, "seen": seen, "kept": kept, "wrong": wrong, "split": split,
             "unseen": [pid for pid in people if pid not in seen],
-            "cutaway": sorted(ids[1]), "shared": sorted(ids[1] & (ids[0] | ids[2])),
+            "cutaway": sorted(ids[1]), "replay": sorted(ids[2]), "shared": sorted(ids[1] & (ids[0] | ids[2])),
             "shots": sorted({r["shot_id"] for r in rows})}

@@ -69,6 +69,7 @@ class _People:
         return float(sum(t.end - t.start for t in self.people[k]))
 
     def shots(self, k: int) -> list[int]:
+        """The shots the person was seen in, in order (``places`` follows it)."""
         return sorted({t.shot_id for t in self.people[k]})
 
     def places(self, k: int) -> list[tuple[np.ndarray, float]]:
@@ -76,7 +77,7 @@ class _People:
         heights) of the person in each shot they were seen in (computed on first use: every pair of a cut asks)."""
         if k not in self._places:
             places = []
-            for shot in sorted({t.shot_id for t in self.people[k]}):
+            for shot in self.shots(k):
                 members = [t for t in self.people[k] if t.shot_id == shot]
                 box = np.median(np.concatenate([t.picture_boxes() for t in members]), axis=0)
                 places.append((box, float(np.median([t.scale(i) for t in members for i in range(len(t.times))]))))
