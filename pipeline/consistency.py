@@ -29,6 +29,7 @@ make with the same functions (``check_events_table``), so the product and the te
 """
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 import re
@@ -147,11 +148,12 @@ def check_events(events: list[Event], duration: float, tracks: Optional[pa.Table
                    and (started is None or abs(mg.start - started) < _EPS) for mg in contacts):
             flag(av, f"events: gaze_aversion {av.event_id} ({_span(av)}) breaks no reported eye contact")
     track_looks = _looks(tracks) if tracks is not None else None
+    track_times = _keys_by_time(track_looks) if track_looks is not None else None
     for e in by_type["gaze_following"]:
-        for why in _check_following(e, track_looks) + _following_rules(e, looks, config):
+        for why in _check_following(e, track_looks, config) + _following_rules(e, looks, config):
             flag(e, why)
     for e in by_type["joint_attention"]:
-        for why in _check_joint(e, track_looks) + _joint_rules(e, looks):
+        for why in _check_joint(e, track_times, config) + _joint_rules(e, looks):
             flag(e, why)
     for e in by_type["attention_capture"]:
         if _focus(e)[0] not in SCENE_KINDS or len(e.persons) < config.capture_min_people:
@@ -287,7 +289,7 @@ def _looks(tracks: pa.Table) -> dict[int, list[tuple[float, Optional[tuple]]]]:
     return out
 
 
-def _check_following(e: Event, looks: Optional[dict]) -> list[str]:
+def _check_following(e: Event, looks: Optional[dict], config: EventConfig) -> list[str]:
     name = f"events: gaze_following {e.event_id} ({_span(e)})"
     if e.leader is None or e.follower is None or e.target is None:
         return [f"{name} lacks a leader, follower or target"]
@@ -301,7 +303,7 @@ def _check_following(e: Event, looks: Optional[dict]) -> list[str]:
     lead_on = [t for t, k in looks.get(e.leader, []) if k == key and t <= e.end + _EPS]
     if not lead_on:
         return [f"{name}: the leader (Person {e.leader}) never looks at the target before the follower"]
-    lead_start = _run_start(looks.get(e.leader, []), key, lead_on[-1])
+    lead_start = _run_start(looks.get(e.leader, []), key, lead_on[-1], config.smoothing_gap_seconds)
     foll = looks.get(e.follower, [])
     already = [t for t, k in foll if k == key and abs(t - lead_start) <= _EPS]
     if already:
@@ -310,32 +312,61 @@ def _check_following(e: Event, looks: Optional[dict]) -> list[str]:
     return []
 
 
-def _run_start(seq: list[tuple[float, tuple]], key: tuple, t_in: float) -> float:
-    """Start of the run of ``key`` that contains time ``t_in``."""
+def _run_start(seq: list[tuple[float, tuple]], key: tuple, t_in: float, max_gap: float) -> float:
+    """Start of the run of ``key`` that contains time ``t_in``. Rows with no read ("unknown") within
+    ``max_gap`` seconds do not break it: the events bridge such a gap within a look (smoothing_gap_seconds)."""
     start = t_in
     for t, k in reversed([x for x in seq if x[0] <= t_in + _EPS]):
+        if k[0] == "unknown" and start - t <= max_gap + _EPS:
+            continue
         if k != key:
             break
         start = t
     return start
 
 
-def _check_joint(e: Event, looks: Optional[dict]) -> list[str]:
+def _check_joint(e: Event, by_time: Optional[dict], config: EventConfig) -> list[str]:
+    """Nobody whose rows show a look at the target at the event's first frame is left out. A look is what the
+    events call one (events/gaze.py detect_joint_attention): rows on the target lasting a reportable gaze_at
+    (min_look_samples rows covering min_gaze_at_seconds); a glance on one sample is nobody's attention.
+    ``by_time``: _keys_by_time of the tracks."""
     name = f"events: joint_attention {e.event_id} ({_span(e)})"
-    if looks is None or e.target is None or e.target.kind not in ("person", "hands"):
+    if by_time is None or e.target is None or e.target.kind not in ("person", "hands"):
         return []  # the kind is _joint_rules' to check; object ids of tracks and labels of events are not comparable
-    key = e.target.key
+    key, step = e.target.key, by_time["step"]
     missing = []
-    for pid, seq in looks.items():
-        if pid in e.persons:
+    for pid, (times, keys) in by_time["people"].items():
+        i = bisect.bisect_left(times, e.start - _EPS)
+        if pid in e.persons or i == len(times) or abs(times[i] - e.start) > _EPS or key not in keys[i]:
             continue
-        first = [k for t, k in seq if abs(t - e.start) <= _EPS]
-        if first and first[0] == key:
+        # the run of times on the target around it, without a gap where the person was not seen
+        first = last = i
+        while first > 0 and key in keys[first - 1] and times[first] - times[first - 1] <= 1.5 * step:
+            first -= 1
+        while last + 1 < len(times) and key in keys[last + 1] and times[last + 1] - times[last] <= 1.5 * step:
+            last += 1
+        rows = last - first + 1
+        if rows >= config.min_look_samples and rows * step >= config.min_gaze_at_seconds - _EPS:
             missing.append(pid)
     if missing:
         return [f"{name}: Person {', '.join(map(str, missing))} also look(s) at the target at its first frame "
                 f"but is not in persons_involved {list(e.persons)}"]
     return []
+
+
+def _keys_by_time(looks: dict) -> dict:
+    """_looks regrouped: person -> (their times in order, the set of target keys at each: a time may hold two
+    rows, flagged on their own), and the seconds between sampled frames (the median gap between times)."""
+    people = {}
+    for pid, seq in looks.items():
+        keys_at: dict[float, set] = defaultdict(set)
+        for t, k in seq:
+            keys_at[t].add(k)
+        times = sorted(keys_at)
+        people[pid] = (times, [keys_at[t] for t in times])
+    all_times = np.unique([t for times, _ in people.values() for t in times])
+    step = float(np.median(np.diff(all_times))) if len(all_times) > 1 else 0.0
+    return {"people": people, "step": step}
 
 
 def check_qa(qa: pa.Table, duration: float) -> list[str]:

@@ -575,6 +575,30 @@ def test_joint_attention_lists_everyone_attending_at_its_start(fps):
     assert json.loads(joint["details"])["joined_later"] == [d]
 
 
+def test_a_glance_at_the_start_of_shared_attention_is_not_a_missing_member():
+    """A third person's eyes cross the shared focus on the one sample where the event starts (half-size
+    yakhyo_classroom_group: D reads onto A's face at 0 s only, then the camera). A glance is no look, so the
+    event leaves her out and the consistency check, reading the tracks, agrees; a look of two samples that
+    the event then left out is what the check flags."""
+    sc = Scenario(duration=6.0, seed=31, transition=0.05)
+    a, b, c, d = (sc.add_person(x) for x in (0.15, 0.4, 0.65, 0.9))
+    sc.look(a, ("hands", c), 0.9, 5.5)
+    sc.look(b, ("hands", c), 0.9, 5.5)
+    sc.look(d, ("hands", c), 0.9, 1.3)  # the sample at 1.0 s only
+    sc.look(d, "camera", 1.3, 5.5)
+    tracks = sc.tracks(2.0)
+    events = detect_events(tracks, CONFIG)
+    (joint,) = _of_type(events, "joint_attention")
+    assert joint["persons_involved"] == [a, b] and joint["start_time"] == pytest.approx(1.0)
+    assert check_events_table(events, sc.duration, CONFIG, tracks) == []
+    # d's look held over two samples, the event as if it had left her out: flagged
+    sc.people[d].looks.clear()
+    sc.look(d, ("hands", c), 0.9, 1.8)
+    sc.look(d, "camera", 1.8, 5.5)
+    problems = check_events_table(events, sc.duration, CONFIG, sc.tracks(2.0))
+    assert any(f"Person {d} also look(s) at the target at its first frame" in p for p in problems), problems
+
+
 @pytest.mark.parametrize("fps", [10.0, 5.0, 2.0])
 @pytest.mark.parametrize("kind", ["object", "hands", "person"])
 def test_joint_attention_members_from_the_first_instant_and_arrivals(fps, kind):
@@ -630,10 +654,12 @@ def test_events_end_inside_the_clip():
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("fps", [10.0, 2.0])
 def test_random_tracks_keep_the_rules(seed, fps):
-    """Noisy random scenes of 5 people (flickers, dropped gaze, absences, cuts) break no rule."""
+    """Noisy random scenes of 5 people (flickers, dropped gaze, absences, cuts) break no rule, the rules read
+    against the tracks included (who looks at the start of shared attention or of a following; a row with no
+    read inside a look is bridged as the events bridge it)."""
     tracks = random_tracks(5, int(120 * fps), fps, seed, 3)
     duration = max(tracks.column("t").to_pylist()) + 0.3 / fps
-    assert check_events_table(detect_events(tracks, CONFIG, clip_duration=duration), duration, CONFIG) == []
+    assert check_events_table(detect_events(tracks, CONFIG, clip_duration=duration), duration, CONFIG, tracks) == []
 
 
 def test_recompute_bounds_events_by_the_recorded_duration(tmp_path):
