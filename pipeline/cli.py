@@ -45,6 +45,17 @@ app = typer.Typer(
     help="Turn videos of people into person tracks, gaze/gesture social events and GRASP-style QA.",
 )
 console = Console(stderr=True, soft_wrap=True)  # lines never wrapped by rich: paths and logs stay whole
+
+
+def _table_console() -> Console:
+    """Standard output for the tables of `inspect` and `score`: the terminal's width, or $COLUMNS; in a pipe or
+    a log 160 columns, so that a table is whole instead of wrapped into 80 (video ids cut into pieces)."""
+    stdout = Console()
+    if not stdout.is_terminal and not os.environ.get("COLUMNS"):
+        stdout = Console(width=160)
+    return stdout
+
+
 log = logging.getLogger("socialtrace")
 
 
@@ -468,8 +479,6 @@ def inspect_command(
     as_json: bool = typer.Option(False, "--json", help="Print the same numbers as JSON (stdout) instead of tables."),
 ) -> None:
     """Summarise a run: clips ok/failed, people, events by type, QA by category, answer balance, drops."""
-    from rich.console import Console as StdoutConsole
-
     from pipeline import summary as run_summary
 
     try:
@@ -480,9 +489,9 @@ def inspect_command(
     if as_json:
         typer.echo(run_summary.to_json(found))
     elif video is not None:
-        run_summary.print_video_summary(found, StdoutConsole())
+        run_summary.print_video_summary(found, _table_console())
     else:
-        run_summary.print_run_summary(found, StdoutConsole())
+        run_summary.print_run_summary(found, _table_console())
 
 
 @app.command("render")
@@ -537,17 +546,12 @@ def score_command(
     """Score a model's answers: multiple-choice accuracy, Social Grounding Reward, open-ended and reasoning-trace
     similarity, against chance and a blind text-only guesser; per category, difficulty and overall."""
     _setup_logging(verbose)
-    from rich.console import Console as StdoutConsole
-
     from pipeline.score import ScoreError, run_score
 
     if dest is None:
         dest = predictions.parent / f"{predictions.stem}_score"
     try:
-        stdout = StdoutConsole()
-        if not stdout.is_terminal:
-            stdout = StdoutConsole(width=120)  # the whole table in logs and pipes, not 80 columns
-        run_score(str(predictions), qa_source, dest, stdout,
+        run_score(str(predictions), qa_source, dest, _table_console(),
                   ScoreConfig(time_tolerance_seconds=time_tolerance, blind_folds=folds))
     except ScoreError as exc:
         _fail(str(exc))

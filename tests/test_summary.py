@@ -191,6 +191,16 @@ def test_cli_json_equals_summary_and_tables_show_numbers(corpus):
     assert result.exit_code == 0 and "Person 2" in result.stdout and "0.75" in result.stdout  # screen time 3 frames
 
 
+def test_tables_piped_without_a_width_are_whole(corpus):
+    """Piped into a file or `less` (no terminal, no $COLUMNS), the tables are 160 columns wide instead of
+    rich's 80, which cut the clips table's headers and video ids into pieces over several lines."""
+    result = CliRunner().invoke(app, ["inspect", corpus], env={"COLUMNS": ""})
+    assert result.exit_code == 0, result.output
+    header = next(line for line in result.stdout.splitlines() if "video_id" in line)
+    assert all(name in header for name in ("status", "seconds", "people", "events", "QA dropped", "error")), header
+    assert any("empty_room" in line and "ok" in line for line in result.stdout.splitlines())
+
+
 def test_bad_input_is_named(corpus, tmp_path):
     with pytest.raises(InspectError, match="no clip 'nope'.*0001, broken, clip_b, empty_room"):
         summarize_video(corpus, "nope")
