@@ -9,10 +9,12 @@ make with the same functions (``check_events_table``), so the product and the te
   (no tolerance: a time past the end names something nobody can see);
 - gaze_following onto a person, hands or an object that is not the follower's own face or hands, by a
   leader other than the follower who looks first, with a lag within the configured bounds, the follower
-  not already looking at it when the leader starts;
+  not already looking at it when the leader starts (a row with no read inside the leader's look does not
+  restart it, as the events bridge it);
 - joint_attention only on a person, hands or an object (not the camera, elsewhere or a bare spot), of at
   least two people (none also listed as joined later), with everyone looking at that target at its first
-  frame listed in persons_involved; a pair's shared focus holds throughout (neither looks elsewhere);
+  frame listed in persons_involved (a look as the events define one: long enough to be reported, not a
+  one-sample glance); a pair's shared focus holds throughout (neither looks elsewhere);
 - attention_capture only by a person, hands or an object, of at least capture_min_people people;
 - gaze_follows_gesture never names the gesturer, or the person the gesture is aimed at, as the follower;
   eye_contact_during_gesture and gaze_gesture_alignment lie inside their parents; no event cites a
