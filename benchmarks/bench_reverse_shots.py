@@ -45,17 +45,24 @@ def close_up_box(head: np.ndarray) -> tuple[float, float, float, float]:
     return x0, y0, x0 + CLOSE_UP, y0 + CLOSE_UP
 
 
-def build_edit(frames: list[np.ndarray], order: str, boxes: dict[str, tuple], path: Path
-               ) -> tuple[list[tuple], list[float]]:
-    """Write the clip's frames as three shots (``order``: W = the whole frame, a label = its close-up);
-    returns each shot's crop box and start time."""
-    from tests.video_edits import cropped, write_edit
+def shot_pieces(frames: list[np.ndarray], order: str, boxes: dict[str, tuple]
+                ) -> tuple[list[tuple], list[list[np.ndarray]]]:
+    """The clip's frames cut in thirds as three shots (``order``: W = the whole frame, a label = its close-up):
+    each shot's crop box and its frames at EDIT_SIZE."""
+    from tests.video_edits import cropped
 
     thirds = np.array_split(np.arange(len(frames)), 3)
     shots = [(0.0, 0.0, 1.0, 1.0) if kind == "W" else boxes[kind] for kind in order]
-    starts = write_edit(path, [cropped([frames[k] for k in part], box, EDIT_SIZE) for part, box in zip(thirds, shots)],
-                        EDIT_FPS)
-    return shots, starts
+    return shots, [cropped([frames[k] for k in part], box, EDIT_SIZE) for part, box in zip(thirds, shots)]
+
+
+def build_edit(frames: list[np.ndarray], order: str, boxes: dict[str, tuple], path: Path
+               ) -> tuple[list[tuple], list[float]]:
+    """Write the clip's frames as three shots (``shot_pieces``); returns each shot's crop box and start time."""
+    from tests.video_edits import write_edit
+
+    shots, pieces = shot_pieces(frames, order, boxes)
+    return shots, write_edit(path, pieces, EDIT_FPS)
 
 
 def trace_rows(rows: list[dict], shots: list[tuple], starts: list[float], clip_truth) -> list[tuple[int, str, int]]:

@@ -16,7 +16,7 @@ from pipeline.config import Config
 from pipeline.consistency import check_events_table
 from pipeline.perception import PerceptionWorker
 from pipeline.truth import GroundTruth
-from benchmarks.bench_reverse_shots import close_up_box
+from benchmarks.bench_reverse_shots import close_up_box, shot_pieces
 from tests.video_edits import (clip_frames, cropped, identity_across_cutaway, ids_through_pan, letterboxed, panned,
                                pieces_of, ultralytics_still, write_edit, zoomed)
 
@@ -73,11 +73,8 @@ def runs(media_dir: Path, tmp_path_factory) -> dict:
     away_frames = clip_frames(media_dir / "tvhid_handshake_0001.avi", EDIT_FPS, EDIT_SIZE, seconds=CUTAWAY_SECONDS)
     edits["cutaway to the hug's embrace"] = [hug, away_frames, hug[-int(round(CUTAWAY_SECONDS * EDIT_FPS)):]]
     handshake = clip_frames(media_dir / "tvhid_handshake_0001.avi", EDIT_FPS, EDIT_SIZE)
-    thirds = np.array_split(np.arange(len(handshake)), 3)
     back_turned = [r.head for r in GroundTruth.load(media_dir / "truth").clip("tvhid_handshake_0001").rows if r.person == "A"]
-    edits["handshake wide close-up wide"] = [[handshake[k] for k in thirds[0]],
-                                            cropped([handshake[k] for k in thirds[1]], close_up_box(np.mean(back_turned, axis=0)), EDIT_SIZE),
-                                            [handshake[k] for k in thirds[2]]]
+    _, edits["handshake wide close-up wide"] = shot_pieces(handshake, "WAW", {"A": close_up_box(np.mean(back_turned, axis=0))})
     group = clip_frames(media_dir / "yakhyo_classroom_group.mp4", EDIT_FPS, EDIT_SIZE)
     edits["group"] = [group]
     pan_lefts = {}
@@ -107,16 +104,15 @@ def test_cutaway_and_back_every_person_keeps_their_id(runs) -> None:
     assert [r["shot_id"] for r in rows] == piece.tolist()
     assert [r["shot_start_t"] for r in rows] == pytest.approx([starts[k] for k in piece])
 
-    before, away, after = (_ids_left_to_right(rows, starts, k) for k in range(3))
+    before, away, after = (_ids_left_to_right(rows, piece, k) for k in range(3))
     assert len(before) == 2 and after == before
     assert away and not set(away) & set(before)
     events = detect_events(tracks, Config().events, clip_duration=duration)
     assert check_events_table(events, duration, Config().events, tracks) == []
 
 
-def _ids_left_to_right(rows: list[dict], starts: list[float], k: int) -> list[int]:
-    """The ids of piece k of an edit, ordered by the mean centre of their boxes there."""
-    piece = pieces_of(rows, starts)
+def _ids_left_to_right(rows: list[dict], piece: np.ndarray, k: int) -> list[int]:
+    """The ids of piece k of an edit (``pieces_of`` each row), ordered by the mean centre of their boxes there."""
     centre: dict[int, list[float]] = {}
     for r, p in zip(rows, piece):
         if p == k:
@@ -132,7 +128,8 @@ def test_a_return_to_an_earlier_set_up_keeps_everyones_id(runs, edit: str) -> No
     leave colours that tell nobody apart (tracking/cut_matching.py ``_same_arrangement``)."""
     tracks, starts, _ = runs[edit]
     rows = tracks.to_pylist()
-    before, between, after = (_ids_left_to_right(rows, starts, k) for k in range(3))
+    piece = pieces_of(rows, starts)
+    before, between, after = (_ids_left_to_right(rows, piece, k) for k in range(3))
     assert len(before) == 2 and after == before, (before, between, after)
     if edit.startswith("cutaway"):
         assert between and not set(between) & set(before)
