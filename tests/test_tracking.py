@@ -371,6 +371,26 @@ def test_torso_comes_from_shoulders_and_hips_when_visible() -> None:
     np.testing.assert_allclose(no_pose, [0.32, 0.26, 0.68, 0.58], atol=1e-6)
 
 
+def test_a_head_close_up_with_the_shoulders_on_the_bottom_edge_has_no_torso_colours() -> None:
+    """A close-up of a head: the pose model puts the shoulders on the frame's bottom edge (at or below the
+    box's bottom). The torso is out of view, so the person has no colours at all; the box band below the
+    head would read the head and the wall behind it as the clothes."""
+    image = np.zeros((200, 200, 3), np.uint8)
+    image[:, :, 1] = 180  # a green wall...
+    image[20:170, 60:150] = (120, 80, 60)  # ...and a head filling the box's band
+    box = np.array([[0.2, 0.0, 0.9, 0.98]])
+    keypoints = np.zeros((1, 17, 3), np.float32)
+    keypoints[0, [5, 6]] = [[0.7, 1.0, 0.7], [0.3, 0.98, 0.6]]
+    torso = torso_boxes(box, keypoints)[0]
+    assert torso[2] - torso[0] == 0 and torso[3] - torso[1] == 0
+    assert not appearance_descriptors(image, box, keypoints).any()
+    # the shoulders a little above the edge: the strip below them is the torso, read as usual
+    keypoints[0, [5, 6]] = [[0.7, 0.85, 0.7], [0.3, 0.85, 0.6]]
+    torso = torso_boxes(box, keypoints)[0]
+    assert torso[1] > 0.85 and torso[3] == np.float32(0.98)
+    assert appearance_descriptors(image, box, keypoints).any()
+
+
 def test_a_side_view_torso_is_a_body_not_the_gap_between_overlapping_shoulders() -> None:
     """Shoulders 0.01 apart (seen side-on), hips not seen: the torso is 0.3 of the box wide around them and
     0.3 of its height long (not 1.2 shoulder widths), and a few-pixel strip below it barely counts as legs."""

@@ -60,6 +60,13 @@ def torso_boxes(xyxy: np.ndarray, keypoints: np.ndarray | None = None) -> np.nda
         # came into view (deepoint_pointing_up's seated man: 0.57 between two samples 0.5 s apart)
         bottom = (float(hips[i, :, 1].mean()) if hips_seen[i]
                   else min(shoulder_y + max(1.2 * span, TORSO_HEIGHT_SHARE * float(height[i])), float(xyxy[i, 3])))
+        if shoulder_y >= float(xyxy[i, 3]):
+            # shoulders at or past the box's bottom edge (a head close-up: the pose model puts them on the
+            # frame's edge): the torso is out of view. The box band would read the head and the background
+            # as the torso (a bald man seen from behind in two close-ups 0.72 apart, 0.45-0.58 from his
+            # green scrubs in the wide shot): no torso, so no colours, rather than wrong ones
+            torso[i] = [xyxy[i, 0], xyxy[i, 3], xyxy[i, 0], xyxy[i, 3]]
+            continue
         if bottom <= shoulder_y:  # bent over or lying: fall back to the box band
             continue
         inset = 0.1 * span  # stay inside the shirt, off the arms
