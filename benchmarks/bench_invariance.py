@@ -26,7 +26,7 @@ from pipeline.camera_invariance import InvarianceScore, compare_outputs, overall
 from pipeline.storage import OutputStore
 from pipeline.inputs import sanitise_id
 from pipeline.truth import GroundTruth
-from tests.camera_edits import EDITS, REENCODE, ZOOM, make_edit, shown_part
+from tests.camera_edits import BARS, EDITS, REENCODE, ZOOM, make_edit, shown_part
 from tests.shared_media import find_media_dir, run_socialtrace
 
 
@@ -41,14 +41,14 @@ def print_scores(scores: list[InvarianceScore], disagreements: bool) -> None:
         print(f"{s.video_id:36s} {s.edit:6s} {s.n_rows:5d} {s.n_agree:6d} {_fmt(s.agreement):>6s} "
               f"{s.n_contradictions:6d} {s.n_abstentions:5d} {s.n_matched:7d} "
               f"{s.events_original:6d} {len(s.events_found):5d} {_fmt(s.events_found_share):>6s} {len(s.events_extra):5d}")
-    for edit in (*EDITS, REENCODE, ZOOM):
+    for edit in (*EDITS, REENCODE, ZOOM, BARS):
         pooled = overall([s for s in scores if s.edit == edit])
         if pooled["rows"]:
             print(f"{'all clips':36s} {edit:6s} {pooled['rows']:5d} {pooled['agree']:6d} {_fmt(pooled['agreement']):>6s} "
                   f"{pooled['contradictions']:6d} {pooled['abstentions']:5d} "
                   f"{'':7s} {pooled['events']:6d} {pooled['events_found']:5d} {_fmt(pooled['events_found_share']):>6s} "
                   f"{pooled['events_extra']:5d}")
-    for edit in (*EDITS, REENCODE, ZOOM):
+    for edit in (*EDITS, REENCODE, ZOOM, BARS):
         changes = [r.direction_change_deg for s in scores if s.edit == edit for r in s.rows
                    if r.direction_change_deg is not None]
         if changes:
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     work = args.out or Path(tempfile.mkdtemp(prefix="bench_invariance_"))
     out = work / "out"
     edited = {(clip, edit): work / "edits" / f"{Path(clip).stem}_{edit}.mp4" for clip in clips
-              for edit in (*EDITS, REENCODE, ZOOM)}
+              for edit in (*EDITS, REENCODE, ZOOM, BARS)}
     for (clip, edit), path in edited.items():
         if not path.is_file():
             make_edit(edit, media / clip, work / "edits")

@@ -18,6 +18,7 @@ from scipy.optimize import linear_sum_assignment
 
 from detectors.config import GazeConfig
 from pipeline.config import Config
+from pipeline.picture import window_of
 from pipeline.storage import OutputStore
 from pipeline.summary import sampling_fps
 from pipeline.truth import UNSURE, ClipTruth, TruthError, target_kind
@@ -84,6 +85,8 @@ class ClipRun:
     wall_s: Optional[float] = None
     aspect: Optional[float] = None  # displayed width / height
     gaze: Optional[GazeConfig] = None  # the run's gaze settings (run.json), None when not recorded
+    # the picture inside black bars the clip was read in (status "picture", pipeline/picture.py); None: no bars
+    picture: Optional[tuple[float, float, float, float]] = None
 
     @property
     def step(self) -> float:
@@ -145,7 +148,7 @@ def load_clip_run(store: OutputStore, video_id: str) -> ClipRun:
                    fps=sampling_fps(store), tracks=tables["tracks"], events_table=tables["events"],
                    events=read_events(tables["events"]), qa=tables["qa"], wall_s=status.get("wall_s"),
                    aspect=status["width"] / status["height"] if status.get("width") and status.get("height") else None,
-                   gaze=_run_gaze_config(store))
+                   gaze=_run_gaze_config(store), picture=window_of(status))
 
 
 def _run_gaze_config(store: OutputStore) -> Optional[GazeConfig]:

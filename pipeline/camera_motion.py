@@ -43,7 +43,10 @@ class CameraPath:
     """Streaming camera-move estimate over every decoded frame: ``push_frame`` / ``push_image`` each frame
     in time order, then ``offsets`` at the sampled times."""
 
-    def __init__(self) -> None:
+    def __init__(self, window: tuple[float, float, float, float] | None = None) -> None:
+        # the picture inside black bars (pipeline/picture.coded_window): the moves are then in its units, and
+        # bars, which never move, do not vote
+        self.window = window
         self._times: list[float] = []  # the times of the frames each step ends on (and the first frame)
         self._steps: list[np.ndarray] = []  # the content's move over each step (normalised x, y; 0 for the first)
         self._reference: np.ndarray | None = None  # the grey image the current step starts from
@@ -52,7 +55,7 @@ class CameraPath:
 
     def push_frame(self, t: float, frame: av.VideoFrame) -> None:
         """Feed the next decoded frame (any pixel format) at time ``t`` (seconds, increasing)."""
-        self._push(t, small_grey(frame, WORK_WIDTH))
+        self._push(t, small_grey(frame, WORK_WIDTH, self.window))
 
     def push_image(self, t: float, image: np.ndarray) -> None:
         """Feed the next frame as an RGB (or grey) uint8 image at time ``t``."""

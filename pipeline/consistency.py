@@ -402,5 +402,10 @@ def check_tables(tracks: pa.Table, events: pa.Table, qa: pa.Table, duration: flo
 
 
 def check_clip(run) -> list[str]:
-    """``check_tables`` of a pipeline.accuracy.ClipRun."""
-    return check_tables(run.tracks, run.events_table, run.qa, run.duration, run.aspect, gaze=run.gaze)
+    """``check_tables`` of a pipeline.accuracy.ClipRun, in the picture its clip was read in (inside black bars:
+    pipeline/picture.py), where its events and QA were made."""
+    from pipeline.picture import TRACK_COORDINATES, picture_aspect, to_picture
+
+    aspect = picture_aspect(run.aspect, 1.0, run.picture) if run.aspect else None
+    return check_tables(to_picture(run.tracks, run.picture, TRACK_COORDINATES), run.events_table, run.qa, run.duration,
+                        aspect, gaze=run.gaze)

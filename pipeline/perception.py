@@ -33,6 +33,7 @@ from pipeline.camera_motion import CameraPath, shot_relative
 from pipeline.clip import ClipSpec, PerceptionResult
 from pipeline.config import Config
 from pipeline.prefetch import Prefetcher
+from pipeline.picture import coded_window, displayed_moves, find_picture, picture_aspect
 from pipeline.video import SampledFrame, ShotDetector, VideoError, iter_frames, probe
 from tracking.appearance import appearance_descriptors
 from tracking.gaze_gaps import fill_gaze_gaps
@@ -96,10 +97,13 @@ class PerceptionWorker:
 
         with _timed(timings, "decode"):
             info = probe(clip.uri)
+            # perception sees the picture alone, never black bars (pipeline/picture.py)
+            picture = find_picture(clip.uri)
+        stored_picture = coded_window(picture, info.rotation)  # what readers of the raw decoded frames crop
         shots = ShotDetector(threshold=sampling.scene_threshold, min_seconds=sampling.scene_min_seconds,
                              min_change=sampling.scene_min_change,
-                             min_change_contrast=sampling.scene_min_change_contrast)
-        camera = CameraPath() if self.config.tracking.camera_motion else None
+                             min_change_contrast=sampling.scene_min_change_contrast, window=stored_picture)
+        camera = CameraPath(stored_picture) if self.config.tracking.camera_motion else None
         observations: list[FrameObservations] = []
         objects: list[FrameObjects] = []
         referents: list[FrameObjects] = []
@@ -119,7 +123,7 @@ class PerceptionWorker:
         # ...and to the camera-move estimate (pipeline/camera_motion.py), in the same pass
         decode = partial(iter_frames, clip.uri, sampling.fps, sampling.max_side, clip.start_s, decode_end,
                          on_decoded=shots.push_frame if camera is None else _both(shots.push_frame, camera.push_frame),
-                         sample_end=True)
+                         sample_end=True, window=picture)
         depth = 2 * max(1, self.config.detector.batch_size)
         with closing(Prefetcher(decode, depth)) as frames:
             while True:
@@ -157,8 +161,8 @@ class PerceptionWorker:
         shot_starts = shots.shot_starts(times_array)
         objects = _with_referents(objects, referents, times_array, shot_ids, self.config.referents.carry_seconds)
         with _timed(timings, "track"):
-            camera_moves = (shot_relative(camera.offsets(times_array, shots.cut_times()), shot_ids)
-                            if camera is not None else None)
+            camera_moves = (shot_relative(displayed_moves(camera.offsets(times_array, shots.cut_times()), info.rotation),
+                                          shot_ids) if camera is not None else None)
             people = assign_person_ids(observations, times_array, shot_ids, self.config.tracking, self.config.sampling.fps,
                                        faces, camera_moves)
             object_ids = (assign_object_ids(objects, shot_ids, self.config.tracking, self.config.sampling.fps,
@@ -172,7 +176,8 @@ class PerceptionWorker:
             smooth_gaze_directions(people, times_array, shot_ids, self.config.gaze.smooth_seconds)
             filled = fill_gaze_gaps(people, times_array, shot_ids, self.config.gaze)
             found = (objects, object_ids) if object_ids is not None else None
-            targets = associate_targets(people, info.width / info.height, self.config, times_array, shot_ids, objects=found)
+            targets = associate_targets(people, picture_aspect(info.width, info.height, picture), self.config,
+                                        times_array, shot_ids, objects=found)
         with _timed(timings, "table"):
             tracks = build_tracks_table(
                 clip.video_id, people, times_array, np.asarray(native_idx), shot_ids, filled, targets, shot_starts
@@ -196,6 +201,7 @@ class PerceptionWorker:
             backend=self.backend,
             frames=frames,
             identities=identities,
+            picture=picture,
         )
 
     def _observe(self, batch: list[SampledFrame], timings: dict[str, float]) -> list[FrameObservations]:

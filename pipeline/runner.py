@@ -22,6 +22,7 @@ from pipeline import schema
 from pipeline.clip import ClipSpec, PerceptionResult
 from pipeline.config import Config, usable_cores
 from pipeline.inputs import InputVideo
+from pipeline.picture import OBJECT_COORDINATES, TRACK_COORDINATES, picture_aspect, to_frame, to_picture, window_of
 from pipeline.plurals import plural
 from pipeline.storage import OutputStore
 from qa_gen.generate import generate_qa, plan_video_units
@@ -64,8 +65,8 @@ def derive_qa(events: pa.Table, tracks: pa.Table, config: Config, clip_duration:
     return qa, drops, records
 
 
-def _aspect(width: Optional[int], height: Optional[int]) -> Optional[float]:
-    return width / height if width and height else None
+def _aspect(width: Optional[int], height: Optional[int], picture=None) -> Optional[float]:
+    return picture_aspect(width, height, picture) if width and height else None
 
 
 def shots_record(shots: list[Shot]) -> list[dict]:
@@ -93,21 +94,22 @@ def error_message(uri: str, exc: BaseException) -> str:
 def finish_clip(result: PerceptionResult, config: Config, store: OutputStore, started: float) -> dict:
     """Events + QA for a perceived clip, write its tables, then its status file last."""
     t0 = time.perf_counter()
+    # events and QA read the picture's coordinates, the tables are written in the frame's (pipeline/picture.py)
     events = derive_events(result.tracks, result.objects, config, result.info.duration_s)
     shots = None
     if result.frames is not None:
         shots = shots_from_frames(result.frames.column("t").to_numpy(), result.frames.column("shot_id").to_numpy(),
                                   result.info.duration_s)
     qa, drops, units = derive_qa(events, result.tracks, config, result.info.duration_s, shots,
-                                 _aspect(result.info.width, result.info.height), result.objects)
+                                 _aspect(result.info.width, result.info.height, result.picture), result.objects)
     timings = dict(result.timings)
     timings["events_qa"] = time.perf_counter() - t0
     log.debug("%s: events and QA in %.2f s (%s, %s)", result.clip.video_id, timings["events_qa"],
               plural(events.num_rows, "event"), plural(qa.num_rows, "QA item"))
     video_id = result.clip.video_id
-    store.write_table("tracks", video_id, result.tracks)
+    store.write_table("tracks", video_id, to_frame(result.tracks, result.picture, TRACK_COORDINATES))
     if result.objects is not None:
-        store.write_table("objects", video_id, result.objects)
+        store.write_table("objects", video_id, to_frame(result.objects, result.picture, OBJECT_COORDINATES))
     store.write_table("events", video_id, events)
     store.write_table("qa", video_id, qa)
     info = result.info
@@ -126,6 +128,7 @@ def finish_clip(result: PerceptionResult, config: Config, store: OutputStore, st
         "width": info.width,
         "height": info.height,
         "rotation": info.rotation,
+        "picture": list(result.picture) if result.picture is not None else None,
         "n_frames": result.n_frames,
         "n_segments": result.n_segments,
         "n_persons": len(set(result.tracks.column("person_id").to_pylist())),
@@ -349,6 +352,10 @@ def rederive_clip(store: OutputStore, status: dict, config: Config, first_stage:
     if tracks is None:
         raise FileNotFoundError(f"{store.partition_file('tracks', video_id)}: missing tracks for an ok clip")
     objects = store.read_video_table("objects", video_id)
+    # events and QA read the picture inside black bars, as when the clip was perceived (pipeline/picture.py)
+    picture = window_of(status)
+    tracks = to_picture(tracks, picture, TRACK_COORDINATES)
+    objects = to_picture(objects, picture, OBJECT_COORDINATES)
     if first_stage == "events":
         events = derive_events(tracks, objects, config, status.get("duration_s"))
         store.write_table("events", video_id, events)
@@ -357,7 +364,7 @@ def rederive_clip(store: OutputStore, status: dict, config: Config, first_stage:
         if events is None:
             raise FileNotFoundError(f"{store.partition_file('events', video_id)}: missing events for an ok clip")
     qa, drops, units = derive_qa(events, tracks, config, status.get("duration_s"), shots_of_status(status),
-                                 _aspect(status.get("width"), status.get("height")), objects)
+                                 _aspect(status.get("width"), status.get("height"), picture), objects)
     store.write_table("qa", video_id, qa)
     redone = Config.STAGES[Config.STAGES.index(first_stage):]
     hashes, commands = dict(status.get("stage_hashes") or {}), dict(status.get("stage_commands") or {})

@@ -310,6 +310,7 @@ def merge_segments(results: list[PerceptionResult], config: Config) -> Perceptio
         frames=frames,
         identities=_video_identities(ledger, final, tracks),
         n_segments=len(results),
+        picture=results[0].picture,
     )
 
 

@@ -370,7 +370,13 @@ def print_video_summary(summary: Mapping[str, Any], console: Console) -> None:
     if status.get("status") != "ok":
         console.print(head + f"\n[red]error:[/] {status.get('error')}")
         return
-    console.print(head + f", {_num(status.get('duration_s'), 2)} s, {status.get('width')}x{status.get('height')}, "
+    picture = status.get("picture")
+    bars = ""
+    if picture and status.get("width") and status.get("height"):  # read inside black bars (pipeline/picture.py)
+        x0, y0, x1, y1 = picture
+        bars = (f" (picture {round((x1 - x0) * status['width'])}x{round((y1 - y0) * status['height'])} inside "
+                f"black bars)")
+    console.print(head + f", {_num(status.get('duration_s'), 2)} s, {status.get('width')}x{status.get('height')}{bars}, "
                   f"{status.get('n_frames')} frames at {summary['fps']:g} fps, backend {status.get('backend') or '?'}")
 
     table = Table(title="People", title_justify="left")

@@ -236,12 +236,40 @@ def _lead_of(first: av.VideoFrame, stream: av.video.stream.VideoStream) -> float
 # --- decode + sample ----------------------------------------------------------------------------
 
 
-def _upright_rgb(frame: av.VideoFrame, size: tuple[int, int], rotation: int) -> np.ndarray:
-    """The frame as upright RGB uint8 of ``size`` (before rotation), C-contiguous: FFmpeg pads each row to its
-    alignment (a 312 px wide frame: 936 bytes of pixels in 960), so the array is a strided view; dlib's face
-    chips refuse one, and no consumer should meet it."""
-    image = frame.reformat(width=size[0], height=size[1], format="rgb24").to_ndarray()
-    return np.ascontiguousarray(rotate_image(image, rotation))
+def _upright_rgb(frame: av.VideoFrame, size: tuple[int, int], rotation: int,
+                 crop: Optional[tuple[slice, slice]] = None) -> np.ndarray:
+    """The frame as upright RGB uint8 of ``size`` (before rotation), cut to ``crop`` (rows, columns of the
+    upright image; None: whole), C-contiguous: FFmpeg pads each row to its alignment (a 312 px wide frame:
+    936 bytes of pixels in 960), so the array is a strided view; dlib's face chips refuse one, and no consumer
+    should meet it."""
+    image = rotate_image(frame.reformat(width=size[0], height=size[1], format="rgb24").to_ndarray(), rotation)
+    return np.ascontiguousarray(image if crop is None else image[crop])
+
+
+def _sampled_size(stream: av.video.stream.VideoStream, rotation: int, max_side: int,
+                  window: Optional[tuple[float, float, float, float]]) -> tuple[tuple[int, int], Optional[tuple[slice, slice]]]:
+    """The size (before rotation) sampled frames are scaled to and the crop of the upright image that leaves
+    the picture ``window`` (normalised x0, y0, x1, y1 of the displayed frame; None: the whole frame), so that
+    the picture's longer side is at most ``max_side``: the picture inside black bars gets the pixels the same
+    picture without them would (pipeline/picture.py)."""
+    width, height = _display_size(stream)
+    if window is None:
+        return scaled_size(width, height, max_side), None
+    upright = (height, width) if rotation in (90, 270) else (width, height)
+    x0, y0, x1, y1 = window
+    picture = max(upright[0] * (x1 - x0), upright[1] * (y1 - y0))
+    scale = min(1.0, max_side / max(picture, 1.0))
+    size = max(1, int(round(width * scale))), max(1, int(round(height * scale)))
+    shown = (size[1], size[0]) if rotation in (90, 270) else size
+    return size, window_slices(shown[1], shown[0], window)
+
+
+def window_slices(height: int, width: int, window: tuple[float, float, float, float]) -> tuple[slice, slice]:
+    """The rows and columns of a ``height`` x ``width`` image inside ``window`` (normalised x0, y0, x1, y1),
+    at least one of each."""
+    x0, y0, x1, y1 = window
+    top, left = int(round(y0 * height)), int(round(x0 * width))
+    return slice(top, max(int(round(y1 * height)), top + 1)), slice(left, max(int(round(x1 * width)), left + 1))
 
 
 def iter_frames(
@@ -252,8 +280,12 @@ def iter_frames(
     end_s: Optional[float] = None,
     on_decoded: Optional[Callable[[float, av.VideoFrame], None]] = None,
     sample_end: bool = False,
+    window: Optional[tuple[float, float, float, float]] = None,
 ) -> Iterator[SampledFrame]:
     """Decode ``uri`` once and yield the first frame at or after each instant start_s + k / fps.
+
+    ``window``: the part of the displayed frame to yield (normalised x0, y0, x1, y1: the picture inside black
+    bars, pipeline/picture.py), its longer side at most ``max_side``; None: the whole frame.
 
     ``sample_end`` (with no ``end_s``: the clip runs to the video's end): the video's last frame is sampled
     too when it lies at least half a step after the last sampled one, so every moment of the clip is within
@@ -300,6 +332,7 @@ def iter_frames(
         unsampled_end = None  # (frame, t, native index) of the last decoded frame after the last sampled one
         rotation: Optional[int] = None
         out_size: Optional[tuple[int, int]] = None
+        crop: Optional[tuple[slice, slice]] = None
         try:
             for frame in container.decode(stream):
                 n_decoded += 1
@@ -325,8 +358,8 @@ def iter_frames(
                     continue  # not sampled: skip the (costly) colour conversion
                 if rotation is None:
                     rotation = _stream_rotation(stream, frame)
-                    out_size = scaled_size(*_display_size(stream), max_side)
-                yield SampledFrame(n_sampled, native_idx, max(t, 0.0), _upright_rgb(frame, out_size, rotation))
+                    out_size, crop = _sampled_size(stream, rotation, max_side, window)
+                yield SampledFrame(n_sampled, native_idx, max(t, 0.0), _upright_rgb(frame, out_size, rotation, crop))
                 n_sampled += 1
                 last_sampled_t, unsampled_end = t, None
                 # One frame covers every instant up to its own time (low native fps or VFR gaps).
@@ -334,7 +367,7 @@ def iter_frames(
             if (sample_end and end_s is None and unsampled_end is not None
                     and unsampled_end[1] - last_sampled_t >= 0.5 / fps - _PTS_EPSILON_S):
                 frame, t, native_idx = unsampled_end
-                yield SampledFrame(n_sampled, native_idx, max(t, 0.0), _upright_rgb(frame, out_size, rotation))
+                yield SampledFrame(n_sampled, native_idx, max(t, 0.0), _upright_rgb(frame, out_size, rotation, crop))
                 n_sampled += 1
         except av.error.FFmpegError as exc:
             if n_sampled == 0:
@@ -380,8 +413,10 @@ class ShotDetector:
     WINDOW = 2
 
     def __init__(self, threshold: float = 3.0, min_seconds: float = 0.6, min_change: float = 12.0,
-                 min_change_contrast: float = 1.0):
+                 min_change_contrast: float = 1.0, window: Optional[tuple[float, float, float, float]] = None):
         self.threshold = float(threshold)
+        # the picture inside black bars (pipeline/picture.coded_window): constant bars would dilute every change
+        self.window = window
         self.min_seconds = float(min_seconds)
         self.min_change = float(min_change)
         self.min_change_contrast = float(min_change_contrast)
@@ -396,7 +431,7 @@ class ShotDetector:
 
     def push_frame(self, t: float, frame: av.VideoFrame) -> None:
         """Feed the next decoded frame (any pixel format) at time ``t`` (seconds, increasing)."""
-        self._push(t, small_grey(frame, self.WORK_WIDTH))
+        self._push(t, small_grey(frame, self.WORK_WIDTH, self.window))
 
     def push_image(self, t: float, image: np.ndarray) -> None:
         """Feed the next frame as an RGB (or grey) uint8 image at time ``t``."""
@@ -497,13 +532,17 @@ def small_grey_image(image: np.ndarray, width: int) -> np.ndarray:
     return shrink_grey(grey, width)
 
 
-def small_grey(frame: av.VideoFrame, width: int) -> np.ndarray:
-    """A decoded frame as a small grey image: its luma plane read in place where the format has one."""
+def small_grey(frame: av.VideoFrame, width: int,
+               window: Optional[tuple[float, float, float, float]] = None) -> np.ndarray:
+    """A decoded frame as a small grey image: its luma plane read in place where the format has one; only its
+    ``window`` (normalised x0, y0, x1, y1 of the stored, unrotated frame: the picture inside black bars), if given."""
     if frame.format.name in _LUMA_FORMATS:
         plane = frame.planes[0]
         luma = np.frombuffer(plane, np.uint8).reshape(plane.height, plane.line_size)[:, : plane.width]
     else:
         luma = frame.to_ndarray(format="gray")
+    if window is not None:
+        luma = luma[window_slices(*luma.shape[:2], window)]
     return shrink_grey(luma, width)
 
 

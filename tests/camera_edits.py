@@ -1,5 +1,6 @@
 """Camera edits of a shared clip, built into a test's tmp folder (DESIGN.md §10: the output must not change
-with them): a horizontal mirror, half resolution and a digital zoom into the frame's centre.
+with them): a horizontal mirror, half resolution, a digital zoom into the frame's centre and black bars around
+the picture (letterbox and pillarbox).
 
 Each edit decodes the clip with PyAV, changes every frame with OpenCV and encodes it again (H.264 when this
 PyAV build has it, else MPEG-4 part 2) with every frame's own presentation time, so a clip with a gap in its
@@ -28,6 +29,11 @@ EDITS = ("mirror", "half")
 ZOOM = "zoom"
 ZOOM_KEEP = 0.8
 ZOOM_WINDOW = ((1 - ZOOM_KEEP) / 2, (1 - ZOOM_KEEP) / 2, (1 + ZOOM_KEEP) / 2, (1 + ZOOM_KEEP) / 2)
+# black bars on all four sides (tests/camera_edits.barred_clip): a film letterboxed inside a 4:3 picture that is
+# pillarboxed inside a wider frame. BARS_WINDOW is the part of the edit's frame the original fills, and the part
+# of the original the edit shows is beyond its edges (shown_part)
+BARS = "bars"
+BARS_GROWTH = (1.3, 1.2)  # the frame's width and height over the picture's
 # the same clip encoded again and nothing else: how much of an edit's disagreement the second encode alone
 # makes (benchmarks/bench_invariance.py reports it beside the edits; the tests do not build it)
 REENCODE = "reencode"
@@ -134,16 +140,33 @@ def zoomed_clip(src: str | Path, dst: str | Path) -> Path:
     return edit_clip(src, dst, zoom)
 
 
+def barred_clip(src: str | Path, dst: str | Path) -> Path:
+    """``src`` as it is, centred in a larger black frame (``BARS_GROWTH``): bars above, below and at both sides."""
+    def bar(image: np.ndarray) -> np.ndarray:
+        height, width = image.shape[:2]
+        frame = np.zeros((_even(height * BARS_GROWTH[1]), _even(width * BARS_GROWTH[0]), 3), np.uint8)
+        top, left = (frame.shape[0] - height) // 2, (frame.shape[1] - width) // 2
+        frame[top:top + height, left:left + width] = image
+        return frame
+
+    return edit_clip(src, dst, bar, lambda w, h: (_even(w * BARS_GROWTH[0]), _even(h * BARS_GROWTH[1])))
+
+
 def shown_part(kind: str) -> tuple[float, float, float, float]:
     """The part of the original frame the ``kind`` edit shows (normalised xyxy), for
-    pipeline.camera_invariance.compare_outputs: the zoom's window, else the whole frame."""
+    pipeline.camera_invariance.compare_outputs: the zoom's window, the bars' frame (beyond the original's edges),
+    else the whole frame."""
+    if kind == BARS:
+        margin_x, margin_y = (BARS_GROWTH[0] - 1) / 2, (BARS_GROWTH[1] - 1) / 2
+        return -margin_x, -margin_y, 1 + margin_x, 1 + margin_y
     return ZOOM_WINDOW if kind == ZOOM else FULL_FRAME
 
 
 def make_edit(kind: str, src: str | Path, folder: str | Path) -> Path:
-    """The ``kind`` edit ("mirror" | "half" | "zoom" | "reencode") of ``src`` as FOLDER/<stem>_<kind>.mp4 (its own
-    video_id, so one run can hold the originals and their edits)."""
-    makers = {"mirror": mirror_clip, "half": half_resolution_clip, ZOOM: zoomed_clip, REENCODE: reencoded_clip}
+    """The ``kind`` edit ("mirror" | "half" | "zoom" | "bars" | "reencode") of ``src`` as FOLDER/<stem>_<kind>.mp4
+    (its own video_id, so one run can hold the originals and their edits)."""
+    makers = {"mirror": mirror_clip, "half": half_resolution_clip, ZOOM: zoomed_clip, BARS: barred_clip,
+              REENCODE: reencoded_clip}
     if kind not in makers:
         raise ValueError(f"unknown camera edit {kind!r} (edits: {', '.join(makers)})")
     return makers[kind](src, Path(folder) / f"{Path(src).stem}_{kind}.mp4")

@@ -1,0 +1,182 @@
+"""The picture inside black bars (pipeline/picture.py): found on synthetic frames with known bars, left alone
+where dark footage is no bar, mapped between picture and frame coordinates both ways, and, on a real clip given
+bars, read alone by a run whose tables still land on the displayed frame and whose events and QA come back the
+same when recomputed from the stored tables."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline import schema
+from pipeline import runner
+from pipeline.accuracy import load_clip_run
+from pipeline.consistency import check_clip
+from pipeline.runner import read_run_config, rederive_clip
+from pipeline.storage import OutputStore
+from pipeline.picture import (OBJECT_COORDINATES, TRACK_COORDINATES, coded_window, displayed_moves, find_picture,
+                              picture_aspect, picture_window, to_frame, to_picture, window_of)
+from tests.camera_edits import BARS, barred_clip, shown_part
+from tests.shared_media import run_socialtrace
+
+
+def _scene(height: int = 120, width: int = 200, seed: int = 0) -> np.ndarray:
+    """Textured footage: luma 40-230 everywhere."""
+    return np.random.RandomState(seed).randint(40, 230, (height, width)).astype(np.uint8)
+
+
+def test_letterbox_and_pillarbox_bars_are_found_to_the_line():
+    frames = [_scene(seed=k) for k in range(3)]
+    for frame in frames:
+        frame[:15] = 16  # video black in limited range, as a decoder may give it
+        frame[-15:] = 0
+    assert picture_window(frames) == pytest.approx((0.0, 15 / 120, 1.0, 105 / 120))
+    frames = [_scene(seed=k) for k in range(3)]
+    for frame in frames:
+        frame[:, :25] = 3
+        frame[:, -24:] = 5
+    assert picture_window(frames) == pytest.approx((25 / 200, 0.0, 176 / 200, 1.0))
+
+
+def test_dark_footage_is_no_bar():
+    """A dark side of a room is at one edge only; a night scene dark in one probed frame is not dark in all of
+    them; the darkest real rows of the shared clips read 28-51; a video dark almost throughout keeps its frame."""
+    one_side = [_scene(seed=k) for k in range(3)]
+    for frame in one_side:
+        frame[:30] = 2
+    assert picture_window(one_side) is None
+    lopsided = [_scene(seed=k) for k in range(3)]
+    for frame in lopsided:
+        frame[:40], frame[-3:] = 0, 0  # 3 lines at the bottom: no pair for 40 at the top
+    assert picture_window(lopsided) is None
+    passing = [_scene(seed=k) for k in range(3)]
+    passing[1][:20], passing[1][-20:] = 0, 0  # black in one frame only (a fade)
+    assert picture_window(passing) is None
+    dim = [np.full((120, 200), 30, np.uint8) for _ in range(3)]
+    for frame in dim:
+        frame[:20], frame[-20:] = 0, 0
+    assert picture_window(dim) == pytest.approx((0.0, 20 / 120, 1.0, 100 / 120))  # dim is not black
+    night = [np.zeros((120, 200), np.uint8) for _ in range(3)]
+    for frame in night:
+        frame[55:65] = 200  # one bright band: the picture would keep less than MIN_PICTURE_SHARE
+    assert picture_window(night) is None
+    assert picture_window([]) is None
+
+
+def test_coordinates_map_between_picture_and_frame_both_ways():
+    window = (0.1, 0.125, 0.9, 0.875)
+    tracks = schema.table_from_rows([{
+        "video_id": "v", "frame_idx": 0, "native_frame_idx": 0, "t": 0.0, "shot_id": 0, "shot_start_t": 0.0,
+        "person_id": 0, "det_conf": 0.9, "bbox": [0.0, 0.0, 1.0, 1.0], "head_bbox": [0.5, 0.2, 0.6, 0.4],
+        "keypoints": [0.5, 0.5, 0.8] * 17, "gaze_origin": [0.25, 0.5], "gaze_dir": [0.0, 0.6, -0.8],
+        "gaze_conf": 0.5, "gaze_point": [1.0, 0.0], "gaze_target_type": "elsewhere", "pointing": False,
+        "point_dir": [0.6, 0.8], "point_conf": 0.0, "hand_bboxes": [[0.0, 0.0, 0.5, 0.5]], "hand_open": [0.0],
+    }], schema.TRACKS_SCHEMA)
+    framed = to_frame(tracks, window, TRACK_COORDINATES).to_pylist()[0]
+    assert framed["bbox"] == pytest.approx([0.1, 0.125, 0.9, 0.875])
+    assert framed["head_bbox"] == pytest.approx([0.5, 0.275, 0.58, 0.425])
+    assert framed["keypoints"][:3] == pytest.approx([0.5, 0.5, 0.8])  # the score is no coordinate
+    assert framed["gaze_origin"] == pytest.approx([0.3, 0.5]) and framed["gaze_point"] == pytest.approx([0.9, 0.125])
+    assert framed["hand_bboxes"][0] == pytest.approx([0.1, 0.125, 0.5, 0.5])
+    # directions are not coordinates: the camera frame's and the pixels' own
+    assert framed["gaze_dir"] == pytest.approx([0.0, 0.6, -0.8]) and framed["point_dir"] == pytest.approx([0.6, 0.8])
+    back = to_picture(to_frame(tracks, window, TRACK_COORDINATES), window, TRACK_COORDINATES).to_pylist()[0]
+    for name in TRACK_COORDINATES:
+        original = tracks.to_pylist()[0][name]
+        assert (back[name] is None) if original is None else np.allclose(np.ravel(back[name]), np.ravel(original),
+                                                                        atol=1e-6), name
+    assert to_frame(tracks, None, TRACK_COORDINATES) is tracks
+    objects = pa.table({"bbox": pa.array([[0.5, 0.5, 1.0, 1.0]], pa.list_(pa.float32(), 4))})
+    assert to_frame(objects, window, OBJECT_COORDINATES).column("bbox").to_pylist()[0] == pytest.approx([0.5, 0.5, 0.9, 0.875])
+    assert picture_aspect(1600, 900, window) == pytest.approx(1280 / 675)
+    assert picture_aspect(1600, 900, None) == pytest.approx(16 / 9)
+    assert window_of({"picture": [0.1, 0.125, 0.9, 0.875]}) == window and window_of({"picture": None}) is None
+
+
+def test_an_unreadable_file_has_no_bars(tmp_path):
+    broken = tmp_path / "broken.mp4"
+    broken.write_bytes(b"not a video")
+    assert find_picture(str(broken)) is None  # perception names the file and the reason, not this probe
+
+
+@pytest.mark.slow
+def test_a_clip_given_black_bars_is_read_inside_them_and_its_tables_land_on_the_frame(media_dir, tmp_path, monkeypatch):
+    """tvhid_highfive_0018 inside black bars on all four sides: the run finds the picture where the edit put it,
+    records it in the status and the manifest, writes every box inside it (frame coordinates), and gives the
+    same people, targets and events as the clip without bars; events and QA recomputed from the stored tables
+    are those the run gave."""
+    barred = barred_clip(media_dir / "tvhid_highfive_0018.avi", tmp_path / "highfive_bars.mp4")
+    out = tmp_path / "out"
+    run_socialtrace([str(media_dir / "tvhid_highfive_0018.avi"), str(barred)], out)
+    x0, y0, x1, y1 = shown_part(BARS)
+    expected = (-x0 / (x1 - x0), -y0 / (y1 - y0), (1 - x0) / (x1 - x0), (1 - y0) / (y1 - y0))
+    status = json.loads((out / "status" / "highfive_bars.json").read_text())
+    assert status["picture"] == pytest.approx(expected, abs=2 / 416)
+    manifest = pq.read_table(out / "manifest.parquet").to_pylist()
+    pictures = {row["video_id"]: row["picture"] for row in manifest}
+    assert pictures["tvhid_highfive_0018"] is None and pictures["highfive_bars"] == pytest.approx(expected, abs=2 / 416)
+    plain = pq.read_table(out / "tracks" / "video_id=tvhid_highfive_0018").to_pylist()
+    barred_rows = pq.read_table(out / "tracks" / "video_id=highfive_bars").to_pylist()
+    assert len(barred_rows) == len(plain)
+    px0, py0, px1, py1 = status["picture"]
+    for row in barred_rows:
+        box = row["bbox"]
+        assert px0 - 1e-3 <= box[0] and box[2] <= px1 + 1e-3 and py0 - 1e-3 <= box[1] and box[3] <= py1 + 1e-3
+    # the same people at the same places of the picture, looking at the same targets
+    shrink = np.array([px1 - px0, py1 - py0] * 2)
+    for a, b in zip(sorted(plain, key=lambda r: (r["frame_idx"], r["bbox"][0])),
+                    sorted(barred_rows, key=lambda r: (r["frame_idx"], r["bbox"][0]))):
+        # (a few hundredths: the detector's boxes move that much between two encodings of the same frames)
+        assert np.allclose((np.array(b["bbox"]) - [px0, py0, px0, py0]) / shrink, a["bbox"], atol=0.05)
+        assert a["gaze_target_type"] == b["gaze_target_type"]
+    events = pq.read_table(out / "events" / "video_id=highfive_bars").drop_columns(["video_id"])
+    qa = pq.read_table(out / "qa" / "video_id=highfive_bars").drop_columns(["video_id"])
+    plain_events = pq.read_table(out / "events" / "video_id=tvhid_highfive_0018").drop_columns(["video_id"])
+    assert events.column("event_type").to_pylist() == plain_events.column("event_type").to_pylist()
+    # events and QA again from the stored (frame-coordinate) tables, as `socialtrace events` redoes them before it
+    # balances the folder's answers: the picture's coordinates and aspect again, the same tables
+    store = OutputStore(str(out))
+    seen = []
+    real_derive_events = runner.derive_events
+    monkeypatch.setattr(runner, "derive_events", lambda tracks, *a: seen.append(tracks) or real_derive_events(tracks, *a))
+    rederive_clip(store, status, read_run_config(store), "events", "events")
+    stored = pq.read_table(out / "tracks" / "video_id=highfive_bars")
+    boxes = np.array(seen[0].column("bbox").to_pylist())
+    assert np.allclose(boxes, (np.array(stored.column("bbox").to_pylist()) - [px0, py0, px0, py0]) / shrink, atol=1e-5)
+    assert pq.read_table(out / "events" / "video_id=highfive_bars").drop_columns(["video_id"]).equals(events)
+    assert pq.read_table(out / "qa" / "video_id=highfive_bars").drop_columns(["video_id"]).equals(qa)
+    assert qa.num_rows > 0
+    # `socialtrace inspect` says so
+    inspect = subprocess.run([str(Path(sys.executable).with_name("socialtrace")), "inspect", str(out), "--video",
+                              "highfive_bars"], capture_output=True, text=True, timeout=120)
+    assert inspect.returncode == 0 and "(picture 544x416 inside black bars)" in inspect.stdout, inspect.stdout[-800:]
+    # and the tables hold together where they were made: the consistency rules find nothing
+    assert check_clip(load_clip_run(store, "highfive_bars")) == []
+
+
+def test_the_stored_frame_of_a_rotated_video_is_cropped_and_its_moves_turned_as_the_display_shows_them():
+    """A phone's portrait video is stored on its side: the picture found on displayed frames is cropped from the
+    stored frame where rotate_image puts it back, and a move of the stored content is the displayed one."""
+    from pipeline.video import rotate_image
+
+    stored = np.zeros((60, 100), np.uint8)
+    stored[10:50, 20:70] = 1  # the picture, in the stored frame
+    for rotation in (0, 90, 180, 270):
+        shown = rotate_image(stored[..., None], rotation)[..., 0]
+        rows, columns = np.nonzero(shown)
+        height, width = shown.shape
+        window = (columns.min() / width, rows.min() / height, (columns.max() + 1) / width, (rows.max() + 1) / height)
+        assert coded_window(window, rotation) == pytest.approx((0.2, 10 / 60, 0.7, 50 / 60)), rotation
+        # a marker moved right by 5 px in the stored frame moves where rotate_image shows it
+        before, after = np.zeros((60, 100), np.uint8), np.zeros((60, 100), np.uint8)
+        before[30, 40], after[30, 45] = 1, 1
+        (r0, c0), (r1, c1) = [np.argwhere(rotate_image(m[..., None], rotation)[..., 0])[0] for m in (before, after)]
+        moved = displayed_moves(np.array([[5 / 100, 0.0]]), rotation)[0]
+        assert moved == pytest.approx([(c1 - c0) / width, (r1 - r0) / height]), rotation
+    assert coded_window(None, 90) is None
