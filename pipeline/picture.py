@@ -27,7 +27,7 @@ import av
 import numpy as np
 import pyarrow as pa
 
-from pipeline.video import _open_container, _stream_rotation, _video_stream, rotate_image
+from pipeline.video import _declared_duration, _open_container, _stream_rotation, _video_stream, rotate_image
 
 log = logging.getLogger(__name__)
 
@@ -73,8 +73,7 @@ def find_picture(uri: str) -> Optional[Window]:
 def _probe_greys(container, stream) -> list[tuple[np.ndarray, av.VideoFrame]]:
     """The luma plane of the keyframe before each of PROBE_FRAMES instants spread over the video."""
     time_base = stream.time_base or Fraction(1, 1)
-    duration = float(stream.duration * time_base) if stream.duration else (
-        container.duration / av.time_base if container.duration else 0.0)
+    duration = _declared_duration(container, stream)
     start = stream.start_time or 0
     greys = []
     instants = [duration * (k + 0.5) / PROBE_FRAMES for k in range(PROBE_FRAMES)] if duration > 0 else [0.0]

@@ -1,9 +1,7 @@
 """The picture inside black bars (pipeline/picture.py): found on synthetic frames with known bars, left alone
-where dark footage is no bar, mapped between picture and frame coordinates both ways, and, on a real clip given
-bars, read alone by a run whose tables still land on the displayed frame and whose events and QA come back the
-same when recomputed from the stored tables."""
+where dark footage is no bar, mapped between picture and frame coordinates both ways, and cropped and turned
+for a rotated video. A real clip given bars, run end to end, is tests/test_camera_invariance.py's."""
 from __future__ import annotations
-
 
 import numpy as np
 import pyarrow as pa
