@@ -1,14 +1,15 @@
 """Invariance to camera edits (DESIGN.md §10, issue 22): run the shared truth clips and their mirrored,
-half-resolution and zoomed copies at default settings and print how much of the output comes back.
+half-resolution, zoomed, barred and blurred-fill copies at default settings and print how much of the output comes back.
 
-    python -m benchmarks.bench_invariance [--clips A.mp4,B.avi] [--out DIR] [--media DIR] [--config FILE]
-                                          [--disagreements]
+    python -m benchmarks.bench_invariance [--clips A.mp4,B.avi] [--edits mirror,fill] [--out DIR] [--media DIR]
+                                          [--config FILE] [--disagreements]
 
 Builds the edits (tests/camera_edits.py) into DIR/edits, runs ``socialtrace run`` once (local executor) over
 the originals and the edits into DIR/out (reused when it already holds them), and prints per clip and edit
 ("reencode" too: the clip decoded and encoded again by the same lossless path, nothing else changed, whose
 figures are the floor of noise every edit carries; "zoom": the centre 80 % of the frame enlarged to the full size,
-scored on the people and events it keeps in view, tests/camera_edits.ZOOM_WINDOW):
+scored on the people and events it keeps in view, tests/camera_edits.ZOOM_WINDOW; "bars": black bars on all four
+sides; "fill": the picture in a frame 1.6 times as wide whose sides are its own blurred enlargement):
 (frame, person) rows agreeing on the gaze target (pipeline/camera_invariance.py), the disagreeing rows by kind
 (contra: both runs name different definite targets; abst: one says unknown; the rest are people seen on one side
 only), people matched, original events found again and events only the edit has; then the pooled figures per
@@ -26,7 +27,9 @@ from pipeline.camera_invariance import InvarianceScore, compare_outputs, overall
 from pipeline.storage import OutputStore
 from pipeline.inputs import sanitise_id
 from pipeline.truth import GroundTruth
-from tests.camera_edits import BARS, EDITS, REENCODE, ZOOM, make_edit, shown_part
+from tests.camera_edits import BARS, EDITS, FILL, REENCODE, ZOOM, make_edit, shown_part
+
+ALL_EDITS = (*EDITS, REENCODE, ZOOM, BARS, FILL)
 from tests.shared_media import find_media_dir, run_socialtrace
 
 
@@ -41,14 +44,14 @@ def print_scores(scores: list[InvarianceScore], disagreements: bool) -> None:
         print(f"{s.video_id:36s} {s.edit:6s} {s.n_rows:5d} {s.n_agree:6d} {_fmt(s.agreement):>6s} "
               f"{s.n_contradictions:6d} {s.n_abstentions:5d} {s.n_matched:7d} "
               f"{s.events_original:6d} {len(s.events_found):5d} {_fmt(s.events_found_share):>6s} {len(s.events_extra):5d}")
-    for edit in (*EDITS, REENCODE, ZOOM, BARS):
+    for edit in ALL_EDITS:
         pooled = overall([s for s in scores if s.edit == edit])
         if pooled["rows"]:
             print(f"{'all clips':36s} {edit:6s} {pooled['rows']:5d} {pooled['agree']:6d} {_fmt(pooled['agreement']):>6s} "
                   f"{pooled['contradictions']:6d} {pooled['abstentions']:5d} "
                   f"{'':7s} {pooled['events']:6d} {pooled['events_found']:5d} {_fmt(pooled['events_found_share']):>6s} "
                   f"{pooled['events_extra']:5d}")
-    for edit in (*EDITS, REENCODE, ZOOM, BARS):
+    for edit in ALL_EDITS:
         changes = [r.direction_change_deg for s in scores if s.edit == edit for r in s.rows
                    if r.direction_change_deg is not None]
         if changes:
@@ -79,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="work folder (default: a temporary one)")
     parser.add_argument("--media", type=Path, help="shared media folder (default: ../shared/media)")
     parser.add_argument("--config", help="YAML/JSON config overrides passed to socialtrace run")
+    parser.add_argument("--edits", help=f"comma-separated edits to build and score (default: all of {', '.join(ALL_EDITS)})")
     parser.add_argument("--disagreements", action="store_true", help="list every disagreeing row and event")
     args = parser.parse_args(argv)
     media = args.media or find_media_dir()
@@ -86,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     work = args.out or Path(tempfile.mkdtemp(prefix="bench_invariance_"))
     out = work / "out"
     edited = {(clip, edit): work / "edits" / f"{Path(clip).stem}_{edit}.mp4" for clip in clips
-              for edit in (*EDITS, REENCODE, ZOOM, BARS)}
+              for edit in (args.edits.split(",") if args.edits else ALL_EDITS)}
     for (clip, edit), path in edited.items():
         if not path.is_file():
             make_edit(edit, media / clip, work / "edits")

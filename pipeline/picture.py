@@ -1,4 +1,5 @@
-"""The picture inside black bars: letterboxed films, pillarboxed 4:3 television.
+"""The picture inside black bars or a blurred fill: letterboxed films, pillarboxed 4:3 television, phone videos
+posted in a wider frame.
 
 A film framed 2.39:1 inside a 16:9 frame, or 4:3 television inside a 16:9 one, carries bars of black that
 are no part of the scene. Left in, they shrink the people in what the detector sees (a pillarboxed clip
@@ -16,6 +17,16 @@ recomputed from stored tables see the picture's coordinates again (``tracks_in_p
 Bars are found once per video on a few frames spread over it (``find_picture``): rows (columns) at an edge
 that are dark in every one of them. Bars come in pairs: both opposite edges must be dark, and alike, since
 a dark side of a room is at one edge only.
+
+A phone's portrait video posted in a landscape frame (or a landscape one in a portrait frame) often fills the
+sides with the same picture enlarged and blurred, or with a flat colour. Those copies hold the people again,
+large and soft, and the pose model finds them (in such edits of tvhid_highfive_0018 and yakhyo_classroom_group
+blurred copies became people of their own, and the QA asked what one of them looked at). A fill is told from footage by
+two things footage does not do at once, in every probed frame: the margins have almost no texture (lines of
+``FILL_MAX_TEXTURE`` of the picture's own at most), and they end at one straight line across the whole frame
+where every line of pixels jumps (``FILL_MIN_EDGE`` times the picture's usual step from pixel to pixel: a
+composited edge, 6-28 times on the edits tried; a blurred background in focus behind a person fades over
+many pixels). Fills are centred: both margins end at lines the same distance from their edges.
 """
 from __future__ import annotations
 
@@ -42,6 +53,16 @@ BAR_MAX_LUMA = 24
 MIN_BAR_SHARE = 0.01  # each bar at least this share of the frame's side...
 MIN_BAR_BALANCE = 0.5  # ...and the smaller of a pair at least this share of the larger
 MIN_PICTURE_SHARE = 0.4  # the picture keeps at least this share of each side (else: a dark video, no bars)
+# a fill's lines have at most this share of the texture (mean step between neighbours along the line) of the
+# picture's middle: blurred fills read 0.02-0.28 on the edits tried (a blur of 4 % of the frame's height), but
+# smooth footage reads as low in places (mmaction2_hug_lab: 0.25 at its 10th percentile), so the edge decides
+FILL_MAX_TEXTURE = 0.5
+# ...and end at a line where pixels step across it at least this many times the picture's usual step
+FILL_MIN_EDGE = 3.0
+FILL_MIN_SHARE = 0.02  # each margin at least this share of the frame's side
+FILL_MAX_OFFSET = 0.01  # the two margins' widths differ by at most this share of the side (plus 2 pixels)
+MIN_FILL_PICTURE_SHARE = 0.25  # a portrait picture in a landscape frame keeps 0.32 of its width
+MIDDLE = (0.4, 0.6)  # the part of a side that is picture in every fill: the reference for texture and steps
 
 # the normalised (x, y) coordinate columns of the tracks and objects tables: name -> how its values are laid
 # out ("box": x0, y0, x1, y1; "point": x, y; "keypoints": x, y, score triples; "boxes": a list of boxes).
@@ -96,6 +117,11 @@ def picture_window(greys: Sequence[np.ndarray]) -> Optional[Window]:
     dark_columns = np.all([np.percentile(g, 99, axis=0) <= BAR_MAX_LUMA for g in stack], axis=0)
     top, bottom = _bar_pair(dark_rows)
     left, right = _bar_pair(dark_columns)
+    # a fill on an axis without bars, looked for inside the bars of the other
+    if (left, right) == (0, 0):
+        left, right = _fill_pair([g[top:height - bottom].astype(np.float32) for g in stack])
+    if (top, bottom) == (0, 0):
+        top, bottom = _fill_pair([g[:, left:width - right].T.astype(np.float32) for g in stack])
     if (top, bottom, left, right) == (0, 0, 0, 0):
         return None
     return left / width, top / height, (width - right) / width, (height - bottom) / height
@@ -111,6 +137,40 @@ def _bar_pair(dark: np.ndarray) -> tuple[int, int]:
     if min(first, last) < MIN_BAR_SHARE * n or min(first, last) < MIN_BAR_BALANCE * max(first, last):
         return 0, 0
     return first, last
+
+
+def _fill_pair(images: Sequence[np.ndarray]) -> tuple[int, int]:
+    """The fill margins (columns from the left and right edge) of ``images`` (float luma, one size), or (0, 0)
+    when there is no fill (module doc). Rows are columns of the transposed images."""
+    width = images[0].shape[1]
+    if width < 8 or images[0].shape[0] < 2:
+        return 0, 0
+    middle = slice(int(MIDDLE[0] * width), max(int(MIDDLE[0] * width) + 1, int(MIDDLE[1] * width)))
+    soft, edge, informative = np.ones(width, bool), np.ones(width - 1, bool), False
+    for image in images:
+        texture = np.abs(np.diff(image, axis=0)).mean(axis=0)  # along each column
+        step = np.abs(np.diff(image, axis=1)).mean(axis=0)  # across each line between neighbouring columns
+        texture_ref, step_ref = float(np.median(texture[middle])), float(np.median(step[middle]))
+        if texture_ref <= 0 or step_ref <= 0:
+            continue  # a flat frame (a fade) tells nothing
+        informative = True
+        soft &= texture <= FILL_MAX_TEXTURE * texture_ref
+        edge &= step >= FILL_MIN_EDGE * step_ref
+    if not informative:
+        return 0, 0
+    # the picture starts after an edge line (between columns k and k + 1) with only soft columns before it, and
+    # ends before one with only soft columns after it
+    soft_before = np.cumprod(soft).astype(bool)  # columns 0..k all soft
+    soft_after = np.cumprod(soft[::-1]).astype(bool)[::-1]  # columns k.. all soft
+    lefts = np.flatnonzero(edge & soft_before[:-1]) + 1
+    rights = width - 1 - np.flatnonzero(edge & soft_after[1:])
+    a, b = lefts[:, None], rights[None, :]
+    fits = ((np.minimum(a, b) >= FILL_MIN_SHARE * width) & (np.abs(a - b) <= FILL_MAX_OFFSET * width + 2)
+            & (width - a - b >= MIN_FILL_PICTURE_SHARE * width))
+    if not fits.any():
+        return 0, 0
+    i, j = np.unravel_index(np.argmax(np.where(fits, a + b, -1)), fits.shape)  # the widest margins that fit
+    return int(lefts[i]), int(rights[j])
 
 
 def picture_aspect(width: float, height: float, window: Optional[Window]) -> float:

@@ -219,8 +219,8 @@ MANIFEST_SCHEMA = pa.schema(
         pa.field("width", pa.int32(), nullable=True),
         pa.field("height", pa.int32(), nullable=True),
         pa.field("rotation", pa.int32(), nullable=True),
-        # the picture inside black bars (letterbox / pillarbox), normalised x0, y0, x1, y1 of the displayed
-        # frame; null: no bars. Perception, events and QA saw only this part (pipeline/picture.py)
+        # the picture inside black bars (letterbox / pillarbox) or a blurred fill, normalised x0, y0, x1, y1 of
+        # the displayed frame; null: neither. Perception, events and QA saw only this part (pipeline/picture.py)
         pa.field("picture", pa.list_(pa.float32(), 4), nullable=True),
         pa.field("n_frames", pa.int32(), nullable=True),  # sampled frames
         pa.field("n_persons", pa.int32(), nullable=True),

@@ -372,10 +372,10 @@ def print_video_summary(summary: Mapping[str, Any], console: Console) -> None:
         return
     picture = status.get("picture")
     bars = ""
-    if picture and status.get("width") and status.get("height"):  # read inside black bars (pipeline/picture.py)
+    if picture and status.get("width") and status.get("height"):  # read inside black bars or a fill (pipeline/picture.py)
         x0, y0, x1, y1 = picture
         bars = (f" (picture {round((x1 - x0) * status['width'])}x{round((y1 - y0) * status['height'])} inside "
-                f"black bars)")
+                f"bars or fill)")
     console.print(head + f", {_num(status.get('duration_s'), 2)} s, {status.get('width')}x{status.get('height')}{bars}, "
                   f"{status.get('n_frames')} frames at {summary['fps']:g} fps, backend {status.get('backend') or '?'}")
 

@@ -34,6 +34,12 @@ ZOOM_WINDOW = ((1 - ZOOM_KEEP) / 2, (1 - ZOOM_KEEP) / 2, (1 + ZOOM_KEEP) / 2, (1
 # of the original the edit shows is beyond its edges (shown_part)
 BARS = "bars"
 BARS_GROWTH = (1.3, 1.2)  # the frame's width and height over the picture's
+# the picture centred in a wider frame whose sides are the same picture enlarged to cover the frame and blurred
+# (tests/camera_edits.filled_clip): how phone videos are posted in a landscape frame. The blurred copies hold
+# people too, large and soft. FILL_BLUR is the blur's standard deviation over the frame's height
+FILL = "fill"
+FILL_GROWTH = 1.6  # the frame's width over the picture's
+FILL_BLUR = 0.04
 # the same clip encoded again and nothing else: how much of an edit's disagreement the second encode alone
 # makes (benchmarks/bench_invariance.py reports it beside the edits; the tests do not build it)
 REENCODE = "reencode"
@@ -152,6 +158,23 @@ def barred_clip(src: str | Path, dst: str | Path) -> Path:
     return edit_clip(src, dst, bar, lambda w, h: (_even(w * BARS_GROWTH[0]), _even(h * BARS_GROWTH[1])))
 
 
+def filled_clip(src: str | Path, dst: str | Path) -> Path:
+    """``src`` as it is, centred in a frame ``FILL_GROWTH`` times as wide whose sides show ``src`` enlarged to the
+    frame's width, its middle kept, and blurred (``FILL_BLUR``)."""
+    def fill(image: np.ndarray) -> np.ndarray:
+        height, width = image.shape[:2]
+        frame_width = _even(width * FILL_GROWTH)
+        enlarged = cv2.resize(image, (frame_width, int(round(height * frame_width / width))),
+                              interpolation=cv2.INTER_LINEAR)
+        top = (enlarged.shape[0] - height) // 2
+        frame = cv2.GaussianBlur(enlarged[top:top + height], (0, 0), FILL_BLUR * height)
+        left = (frame_width - width) // 2
+        frame[:, left:left + width] = image
+        return frame
+
+    return edit_clip(src, dst, fill, lambda w, h: (_even(w * FILL_GROWTH), h))
+
+
 def shown_part(kind: str) -> tuple[float, float, float, float]:
     """The part of the original frame the ``kind`` edit shows (normalised xyxy), for
     pipeline.camera_invariance.compare_outputs: the zoom's window, the bars' frame (beyond the original's edges),
@@ -159,13 +182,16 @@ def shown_part(kind: str) -> tuple[float, float, float, float]:
     if kind == BARS:
         margin_x, margin_y = (BARS_GROWTH[0] - 1) / 2, (BARS_GROWTH[1] - 1) / 2
         return -margin_x, -margin_y, 1 + margin_x, 1 + margin_y
+    if kind == FILL:
+        margin_x = (FILL_GROWTH - 1) / 2
+        return -margin_x, 0.0, 1 + margin_x, 1.0
     return ZOOM_WINDOW if kind == ZOOM else FULL_FRAME
 
 
 def make_edit(kind: str, src: str | Path, folder: str | Path) -> Path:
-    """The ``kind`` edit ("mirror" | "half" | "zoom" | "bars" | "reencode") of ``src`` as FOLDER/<stem>_<kind>.mp4
+    """The ``kind`` edit ("mirror" | "half" | "zoom" | "bars" | "fill" | "reencode") of ``src`` as FOLDER/<stem>_<kind>.mp4
     (its own video_id, so one run can hold the originals and their edits)."""
-    makers = {"mirror": mirror_clip, "half": half_resolution_clip, ZOOM: zoomed_clip, BARS: barred_clip,
+    makers = {"mirror": mirror_clip, "half": half_resolution_clip, ZOOM: zoomed_clip, BARS: barred_clip, FILL: filled_clip,
               REENCODE: reencoded_clip}
     if kind not in makers:
         raise ValueError(f"unknown camera edit {kind!r} (edits: {', '.join(makers)})")

@@ -381,6 +381,6 @@ def test_a_clip_given_black_bars_is_read_inside_them_and_its_tables_land_on_the_
     inspect = subprocess.run([str(Path(sys.executable).with_name("socialtrace")), "inspect", str(out), "--video", barred],
                              capture_output=True, text=True, timeout=120)
     words = " ".join(inspect.stdout.split())  # the header line may wrap (the clip's path is long)
-    assert inspect.returncode == 0 and "(picture 544x416 inside black bars)" in words, inspect.stdout[:800]
+    assert inspect.returncode == 0 and "(picture 544x416 inside bars or fill)" in words, inspect.stdout[:800]
     # and the tables hold together where they were made: the consistency rules find nothing
     assert check_clip(load_clip_run(store, barred)) == []

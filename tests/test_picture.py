@@ -1,8 +1,11 @@
-"""The picture inside black bars (pipeline/picture.py): found on synthetic frames with known bars, left alone
-where dark footage is no bar, mapped between picture and frame coordinates both ways, and cropped and turned
+"""The picture inside black bars or a blurred fill (pipeline/picture.py): found on synthetic frames with known bars
+and fills and on a shared clip posted in a wider frame with a blurred fill, left alone where dark or soft footage
+is no bar or fill (every shared clip), mapped between picture and frame coordinates both ways, and cropped and turned
 for a rotated video. A real clip given bars, run end to end, is tests/test_camera_invariance.py's."""
 from __future__ import annotations
 
+import av
+import cv2
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -53,6 +56,77 @@ def test_dark_footage_is_no_bar():
         frame[55:65] = 200  # one bright band: the picture would keep less than MIN_PICTURE_SHARE
     assert picture_window(night) is None
     assert picture_window([]) is None
+
+
+def _footage(height: int = 120, width: int = 200, seed: int = 0) -> np.ndarray:
+    """Textured footage that is smooth from pixel to pixel, as camera footage is (``_scene``'s pixel noise steps
+    as much between neighbours as anywhere): a random field blurred 3 pixels, luma 40-230."""
+    field = cv2.GaussianBlur(np.random.RandomState(seed).rand(height, width).astype(np.float32), (0, 0), 3.0)
+    return (40 + 190 * (field - field.min()) / (field.max() - field.min())).astype(np.uint8)
+
+
+def _filled(picture: np.ndarray, margin: int, blur: float = 12.0, axis: int = 1) -> np.ndarray:
+    """``picture`` between two margins of ``margin`` lines (columns for axis 1, rows for axis 0) showing it
+    enlarged and blurred, as a phone video is posted in a wider frame."""
+    if axis == 0:
+        return _filled(picture.T, margin, blur).T.copy()
+    height, width = picture.shape
+    enlarged = cv2.resize(picture, (width + 2 * margin, height * (width + 2 * margin) // width))
+    top = (enlarged.shape[0] - height) // 2
+    frame = cv2.GaussianBlur(enlarged[top:top + height], (0, 0), blur)
+    frame[:, margin:margin + width] = picture
+    return frame
+
+
+def test_a_blurred_or_flat_fill_is_found_to_the_line():
+    frames = [_filled(_footage(width=120, seed=k), 40) for k in range(3)]
+    assert picture_window(frames) == pytest.approx((40 / 200, 0.0, 160 / 200, 1.0))
+    flat = [_footage(width=120, seed=k) for k in range(3)]
+    flat = [np.pad(f, ((0, 0), (40, 40)), constant_values=128) for f in flat]  # grey pillars, not black
+    assert picture_window(flat) == pytest.approx((40 / 200, 0.0, 160 / 200, 1.0))
+    rows = [_filled(_footage(height=80, width=200, seed=k), 20, axis=0) for k in range(3)]
+    assert picture_window(rows) == pytest.approx((0.0, 20 / 120, 1.0, 100 / 120))
+    # a fill inside letterbox bars
+    boxed = [np.pad(f, ((15, 15), (0, 0))) for f in frames]
+    assert picture_window(boxed) == pytest.approx((40 / 200, 15 / 150, 160 / 200, 135 / 150))
+
+
+def test_soft_footage_is_no_fill():
+    """A soft side of a scene is at one edge only, or fades into the picture over many pixels (a background out
+    of focus), or is soft in one probed frame only; a fill is centred; a flat frame tells nothing."""
+    one_side = [_footage(seed=k) for k in range(3)]
+    for frame in one_side:
+        frame[:, :40] = cv2.GaussianBlur(frame, (0, 0), 12)[:, :40]
+    assert picture_window(one_side) is None
+    fading = []
+    for k in range(3):
+        sharp = _footage(seed=k).astype(np.float32)
+        blurred = cv2.GaussianBlur(sharp, (0, 0), 12)
+        # softer and softer towards both sides: no line where the picture starts
+        weight = np.clip(np.abs(np.arange(200) - 99.5) / 60 - 0.3, 0, 1)[None, :]
+        fading.append((weight * blurred + (1 - weight) * sharp).astype(np.uint8))
+    assert picture_window(fading) is None
+    off_centre = [np.pad(_footage(width=120, seed=k), ((0, 0), (55, 25)), constant_values=128) for k in range(3)]
+    assert picture_window(off_centre) is None
+    passing = [_footage(seed=k) for k in range(3)]
+    passing[1] = _filled(_footage(width=120, seed=1), 40)
+    assert picture_window(passing) is None
+    assert picture_window([np.full((120, 200), 90, np.uint8)] * 3) is None
+
+
+def test_a_shared_clip_posted_with_a_blurred_fill_is_cropped_back_and_no_shared_clip_has_one(media_dir, tmp_path):
+    """The blurred-fill edit (tests/camera_edits.py FILL) of tvhid_highfive_0018 gives back the original's place in
+    the frame to the pixel; no shared clip as it is has bars or a fill."""
+    from tests.camera_edits import FILL, make_edit
+
+    filled = make_edit(FILL, media_dir / "tvhid_highfive_0018.avi", tmp_path)
+    with av.open(str(filled)) as container:
+        width = container.streams.video[0].codec_context.width
+    margin = (width - 544) // 2  # the clip is 544 pixels wide
+    assert find_picture(str(filled)) == pytest.approx((margin / width, 0.0, (width - margin) / width, 1.0))
+    clips = sorted(p for p in media_dir.iterdir() if p.suffix.lower() in (".mp4", ".avi", ".mov"))
+    assert len(clips) >= 10
+    assert {p.name: find_picture(str(p)) for p in clips} == {p.name: None for p in clips}
 
 
 def test_coordinates_map_between_picture_and_frame_both_ways():
