@@ -82,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="work folder (default: a temporary one)")
     parser.add_argument("--media", type=Path, help="shared media folder (default: ../shared/media)")
     parser.add_argument("--config", help="YAML/JSON config overrides passed to socialtrace run")
-    parser.add_argument("--edits", help=f"comma-separated edits to build and score (default: all of {', '.join(ALL_EDITS)})")
+    parser.add_argument("--edits",
+                        help=f"comma-separated edits to build and score (default: all of {', '.join(ALL_EDITS)})")
     parser.add_argument("--disagreements", action="store_true", help="list every disagreeing row and event")
     args = parser.parse_args(argv)
     media = args.media or find_media_dir()

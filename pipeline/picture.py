@@ -26,7 +26,8 @@ two things footage does not do at once, in every probed frame: the margins have 
 ``FILL_MAX_TEXTURE`` of the picture's own at most), and they end at one straight line across the whole frame
 where every line of pixels jumps (``FILL_MIN_EDGE`` times the picture's usual step from pixel to pixel: a
 composited edge, 6-28 times on the edits tried; a blurred background in focus behind a person fades over
-many pixels). Fills are centred: both margins end at lines the same distance from their edges.
+many pixels; the few lines beside the edge, where a lossy encoder rings, are excused from softness). Fills are
+centred: both margins end at lines the same distance from their edges.
 """
 from __future__ import annotations
 
@@ -57,8 +58,12 @@ MIN_PICTURE_SHARE = 0.4  # the picture keeps at least this share of each side (e
 # picture's middle: blurred fills read 0.02-0.28 on the edits tried (a blur of 4 % of the frame's height), but
 # smooth footage reads as low in places (mmaction2_hug_lab: 0.25 at its 10th percentile), so the edge decides
 FILL_MAX_TEXTURE = 0.5
-# ...and end at a line where pixels step across it at least this many times the picture's usual step
-FILL_MIN_EDGE = 3.0
+# ...and end at a line where pixels step across it at least this many times the picture's usual step (lossless
+# edits 6-28; x264 at crf 32 smooths one edge of 8 tried to 2.97)
+FILL_MIN_EDGE = 2.5
+# the lines this close to the edge need not be soft: a lossy encoder rings beside a sharp edge (x264 at crf 32:
+# 0.56 of the picture's texture in the fill's first line, 0.14 four lines out)
+FILL_EDGE_RING = 4
 FILL_MIN_SHARE = 0.02  # each margin at least this share of the frame's side
 FILL_MAX_OFFSET = 0.01  # the two margins' widths differ by at most this share of the side (plus 2 pixels)
 MIN_FILL_PICTURE_SHARE = 0.25  # a portrait picture in a landscape frame keeps 0.32 of its width
@@ -146,7 +151,7 @@ def _fill_pair(images: Sequence[np.ndarray]) -> tuple[int, int]:
     if width < 8 or images[0].shape[0] < 2:
         return 0, 0
     middle = slice(int(MIDDLE[0] * width), max(int(MIDDLE[0] * width) + 1, int(MIDDLE[1] * width)))
-    soft, edge, informative = np.ones(width, bool), np.ones(width - 1, bool), False
+    soft, strength, informative = np.ones(width, bool), np.full(width - 1, np.inf), False
     for image in images:
         texture = np.abs(np.diff(image, axis=0)).mean(axis=0)  # along each column
         step = np.abs(np.diff(image, axis=1)).mean(axis=0)  # across each line between neighbouring columns
@@ -155,21 +160,27 @@ def _fill_pair(images: Sequence[np.ndarray]) -> tuple[int, int]:
             continue  # a flat frame (a fade) tells nothing
         informative = True
         soft &= texture <= FILL_MAX_TEXTURE * texture_ref
-        edge &= step >= FILL_MIN_EDGE * step_ref
+        strength = np.minimum(strength, step / step_ref)  # each line's weakest step over the probes
     if not informative:
         return 0, 0
-    # the picture starts after an edge line (between columns k and k + 1) with only soft columns before it, and
-    # ends before one with only soft columns after it
+    edge = strength >= FILL_MIN_EDGE
+    # the picture starts after an edge line (between columns k and k + 1) with only soft columns before it (but
+    # for the ring beside the edge), and ends before one with only soft columns after it
     soft_before = np.cumprod(soft).astype(bool)  # columns 0..k all soft
     soft_after = np.cumprod(soft[::-1]).astype(bool)[::-1]  # columns k.. all soft
-    lefts = np.flatnonzero(edge & soft_before[:-1]) + 1
-    rights = width - 1 - np.flatnonzero(edge & soft_after[1:])
+    ring, lines = FILL_EDGE_RING, np.arange(width - 1)
+    soft_up_to_ring = (lines >= ring) & soft_before[np.maximum(lines - ring, 0)]
+    soft_from_ring = (lines < width - 1 - ring) & soft_after[np.minimum(lines + 1 + ring, width - 1)]
+    lefts = np.flatnonzero(edge & soft_up_to_ring) + 1
+    rights = width - 1 - np.flatnonzero(edge & soft_from_ring)
     a, b = lefts[:, None], rights[None, :]
     fits = ((np.minimum(a, b) >= FILL_MIN_SHARE * width) & (np.abs(a - b) <= FILL_MAX_OFFSET * width + 2)
             & (width - a - b >= MIN_FILL_PICTURE_SHARE * width))
     if not fits.any():
         return 0, 0
-    i, j = np.unravel_index(np.argmax(np.where(fits, a + b, -1)), fits.shape)  # the widest margins that fit
+    # the sharpest pair of edges that fits (an encoder smears an edge over the next line or two)
+    sharpness = strength[lefts - 1][:, None] + strength[width - 1 - rights][None, :]
+    i, j = np.unravel_index(np.argmax(np.where(fits, sharpness, -1.0)), fits.shape)
     return int(lefts[i]), int(rights[j])
 
 

@@ -1,6 +1,6 @@
 """Camera edits of a shared clip, built into a test's tmp folder (DESIGN.md §10: the output must not change
-with them): a horizontal mirror, half resolution, a digital zoom into the frame's centre and black bars around
-the picture (letterbox and pillarbox).
+with them): a horizontal mirror, half resolution, a digital zoom into the frame's centre, black bars around
+the picture (letterbox and pillarbox) and a blurred fill beside it (a phone video posted in a wider frame).
 
 Each edit decodes the clip with PyAV, changes every frame with OpenCV and encodes it again (H.264 when this
 PyAV build has it, else MPEG-4 part 2) with every frame's own presentation time, so a clip with a gap in its
@@ -83,9 +83,9 @@ def _even(n: float) -> int:
 
 
 def edit_clip(src: str | Path, dst: str | Path, transform: Callable[[np.ndarray], np.ndarray],
-              size: Callable[[int, int], tuple[int, int]] = lambda w, h: (w, h)) -> Path:
+              size: Callable[[int, int], tuple[int, int]] = lambda w, h: (w, h), crf: int = LOSSLESS_CRF) -> Path:
     """Write ``transform`` of every frame of ``src`` (stored pixels, BGR) to ``dst`` (.mp4), frame size
-    ``size(width, height)``, each frame at its original presentation time."""
+    ``size(width, height)``, each frame at its original presentation time (lossless unless ``crf`` says)."""
     dst = Path(dst)
     dst.parent.mkdir(parents=True, exist_ok=True)
     with av.open(str(src)) as source, av.open(str(dst), mode="w") as sink:
@@ -93,7 +93,7 @@ def edit_clip(src: str | Path, dst: str | Path, transform: Callable[[np.ndarray]
         time_base = in_stream.time_base or Fraction(1, 90000)
         rate = in_stream.average_rate or in_stream.guessed_rate or Fraction(25, 1)
         width, height = size(in_stream.codec_context.width, in_stream.codec_context.height)
-        out_stream = near_lossless_stream(sink, (_even(width), _even(height)), rate, time_base)
+        out_stream = near_lossless_stream(sink, (_even(width), _even(height)), rate, time_base, crf=crf)
         sar = in_stream.sample_aspect_ratio
         if sar is not None and sar > 0:
             out_stream.codec_context.sample_aspect_ratio = sar
@@ -189,10 +189,10 @@ def shown_part(kind: str) -> tuple[float, float, float, float]:
 
 
 def make_edit(kind: str, src: str | Path, folder: str | Path) -> Path:
-    """The ``kind`` edit ("mirror" | "half" | "zoom" | "bars" | "fill" | "reencode") of ``src`` as FOLDER/<stem>_<kind>.mp4
-    (its own video_id, so one run can hold the originals and their edits)."""
-    makers = {"mirror": mirror_clip, "half": half_resolution_clip, ZOOM: zoomed_clip, BARS: barred_clip, FILL: filled_clip,
-              REENCODE: reencoded_clip}
+    """The ``kind`` edit ("mirror" | "half" | "zoom" | "bars" | "fill" | "reencode") of ``src`` as
+    FOLDER/<stem>_<kind>.mp4 (its own video_id, so one run can hold the originals and their edits)."""
+    makers = {"mirror": mirror_clip, "half": half_resolution_clip, ZOOM: zoomed_clip, BARS: barred_clip,
+              FILL: filled_clip, REENCODE: reencoded_clip}
     if kind not in makers:
         raise ValueError(f"unknown camera edit {kind!r} (edits: {', '.join(makers)})")
     return makers[kind](src, Path(folder) / f"{Path(src).stem}_{kind}.mp4")

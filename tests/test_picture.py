@@ -129,6 +129,42 @@ def test_a_shared_clip_posted_with_a_blurred_fill_is_cropped_back_and_no_shared_
     assert {p.name: find_picture(str(p)) for p in clips} == {p.name: None for p in clips}
 
 
+@pytest.mark.parametrize("portrait", [True, False], ids=["portrait in landscape", "landscape in portrait"])
+def test_a_lossy_posted_phone_video_is_cropped_back_to_the_pixel(media_dir, tmp_path, portrait):
+    """tvhid_highfive_0018 posted as phone videos are, and encoded lossily (x264 crf 32: the encoder rings beside
+    the fill's edge and smears it over two lines): its 9:16 middle in a 640x360 frame beside a darkened blur, or the
+    whole clip in a 360x640 frame between blurred bands. The picture is found where it was put, to the pixel."""
+    from tests.camera_edits import edit_clip
+
+    frame_size = (640, 360) if portrait else (360, 640)
+
+    def post(image: np.ndarray) -> np.ndarray:
+        height, width = image.shape[:2]
+        if portrait:
+            kept = int(height * 9 / 16)
+            picture = image[:, (width - kept) // 2:(width - kept) // 2 + kept]
+            shown = cv2.resize(picture, (kept * 360 // height // 2 * 2, 360), interpolation=cv2.INTER_AREA)
+            cover = cv2.resize(picture, (640, picture.shape[0] * 640 // kept))
+            top = (cover.shape[0] - 360) // 2
+            frame = (cv2.GaussianBlur(cover[top:top + 360], (0, 0), 20) * 0.7).astype(np.uint8)
+            left = (640 - shown.shape[1]) // 2
+            frame[:, left:left + shown.shape[1]] = shown
+        else:
+            shown = cv2.resize(image, (360, height * 360 // width // 2 * 2), interpolation=cv2.INTER_AREA)
+            cover = cv2.resize(image, (width * 640 // height, 640))
+            left = (cover.shape[1] - 360) // 2
+            frame = np.ascontiguousarray(cv2.GaussianBlur(cover[:, left:left + 360], (0, 0), 25))
+            top = (640 - shown.shape[0]) // 2
+            frame[top:top + shown.shape[0]] = shown
+        return frame
+
+    posted = edit_clip(media_dir / "tvhid_highfive_0018.avi", tmp_path / "posted.mp4", post, lambda w, h: frame_size,
+                       crf=32)
+    # the clip is 544x416: 234 of 416 rows kept 9:16 make a 202x360 picture; 544x416 at 360 wide is 360x274
+    expected = (219 / 640, 0.0, 421 / 640, 1.0) if portrait else (0.0, 183 / 640, 1.0, 457 / 640)
+    assert find_picture(str(posted)) == pytest.approx(expected)
+
+
 def test_coordinates_map_between_picture_and_frame_both_ways():
     window = (0.1, 0.125, 0.9, 0.875)
     tracks = schema.table_from_rows([{
