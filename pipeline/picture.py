@@ -78,8 +78,8 @@ OBJECT_COORDINATES = {"bbox": "box"}
 
 
 def find_picture(uri: str) -> Optional[Window]:
-    """The picture inside the video's black bars (normalised to the displayed frame), or None when it has
-    none. Never raises: a video it cannot probe is read whole (its decoding errors are perception's to name)."""
+    """The picture inside the video's black bars or fill (normalised to the displayed frame), or None when it
+    has neither. Never raises: a video it cannot probe is read whole (its decoding errors are perception's to name)."""
     try:
         with _open_container(str(uri)) as container:
             stream = _video_stream(container, str(uri))
@@ -92,7 +92,7 @@ def find_picture(uri: str) -> Optional[Window]:
         log.debug("%s: no black-bar probe (%s)", uri, exc)
         return None
     if window is not None:
-        log.debug("%s: picture inside black bars at %s", uri, ", ".join(f"{v:.3f}" for v in window))
+        log.debug("%s: picture inside black bars or a fill at %s", uri, ", ".join(f"{v:.3f}" for v in window))
     return window
 
 
@@ -112,8 +112,8 @@ def _probe_greys(container, stream) -> list[tuple[np.ndarray, av.VideoFrame]]:
 
 
 def picture_window(greys: Sequence[np.ndarray]) -> Optional[Window]:
-    """The picture inside the black bars common to ``greys`` (uint8 luma images of one size, displayed
-    orientation), normalised; None without bars (module doc)."""
+    """The picture inside the black bars or fill common to ``greys`` (uint8 luma images of one size, displayed
+    orientation), normalised; None without either (module doc)."""
     stack = [np.asarray(g) for g in greys]
     if not stack or any(g.shape != stack[0].shape for g in stack):
         return None
