@@ -1,7 +1,7 @@
 """Accuracy of a socialtrace run against the by-eye ground truth of the shared clips (issue 10).
 
     python -m benchmarks.bench_accuracy [--fps F] [--config FILE] [--out DIR] [--json FILE] [--media DIR]
-                                        [--half-resolution]
+                                        [--half-resolution | --crf N]
 
 Runs ``socialtrace run`` (local executor, default settings unless --fps / --config) on every clip the
 truth annotates, then prints, for the development set, the validation set (DESIGN.md §10) and all clips,
@@ -12,8 +12,10 @@ annotated intervals, (c) QA items whose key agrees with the truth, the consisten
 folder instead of running when DIR already holds one (else runs into it). ``--half-resolution`` runs and
 scores half-resolution copies of the clips instead (tests/camera_edits.py, lossless; the truth's coordinates
 are fractions of the frame, so it holds for them unchanged): how the accuracy holds on footage with half the
-pixels, the way lower-resolution film and TV footage has them. Speed figures taken on a shared machine are
-only indicative.
+pixels, the way lower-resolution film and TV footage has them. ``--crf N`` runs and scores copies encoded
+again by x264 at that constant rate factor (23: x264's default; 28-35: the bitrates of small web uploads): how
+the accuracy holds on footage compressed once more, as a user's downloaded corpus is. Speed figures taken on a
+shared machine are only indicative.
 """
 from __future__ import annotations
 
@@ -178,8 +180,11 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None, help="output folder to score (run into it when empty)")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     parser.add_argument("--media", type=Path, default=None, help="shared media folder (default: tests' lookup)")
-    parser.add_argument("--half-resolution", action="store_true",
-                        help="run and score half-resolution copies of the clips (built in a temporary folder)")
+    edit = parser.add_mutually_exclusive_group()
+    edit.add_argument("--half-resolution", action="store_true",
+                      help="run and score half-resolution copies of the clips (built in a temporary folder)")
+    edit.add_argument("--crf", type=int, default=None, metavar="N",
+                      help="run and score copies encoded again by x264 at crf N (built in a temporary folder)")
     args = parser.parse_args()
 
     media = args.media or find_media_dir()
@@ -197,6 +202,11 @@ def main() -> None:
 
             # named by the clip's stem, the run's video_id, which is what the truth is looked up by
             clips = [half_resolution_clip(c, Path(tmp) / "half" / f"{c.stem}.mp4") for c in clips]
+        if args.crf is not None and not (out / "run.json").is_file():
+            from tests.camera_edits import edit_clip
+
+            clips = [edit_clip(c, Path(tmp) / f"crf{args.crf}" / f"{c.stem}.mp4", lambda image: image, crf=args.crf)
+                     for c in clips]
         if not (out / "run.json").is_file():
             print(f"running socialtrace on {len(clips)} annotated clips -> {out}", flush=True)
             wall = run_pipeline(clips, out, args.fps, args.config)
