@@ -1,5 +1,6 @@
 """Invariance to camera edits (DESIGN.md §10, issue 22): run the shared truth clips and their mirrored,
-half-resolution, zoomed, barred and blurred-fill copies at default settings and print how much of the output comes back.
+half-resolution, zoomed, barred and blurred-fill copies at default settings and print how much of the output
+comes back.
 
     python -m benchmarks.bench_invariance [--clips A.mp4,B.avi] [--edits mirror,fill] [--out DIR] [--media DIR]
                                           [--config FILE] [--disagreements]
@@ -28,9 +29,9 @@ from pipeline.storage import OutputStore
 from pipeline.inputs import sanitise_id
 from pipeline.truth import GroundTruth
 from tests.camera_edits import BARS, EDITS, FILL, REENCODE, ZOOM, make_edit, shown_part
+from tests.shared_media import find_media_dir, run_socialtrace
 
 ALL_EDITS = (*EDITS, REENCODE, ZOOM, BARS, FILL)
-from tests.shared_media import find_media_dir, run_socialtrace
 
 
 def _fmt(x: float) -> str:

@@ -85,7 +85,8 @@ class ClipRun:
     wall_s: Optional[float] = None
     aspect: Optional[float] = None  # displayed width / height
     gaze: Optional[GazeConfig] = None  # the run's gaze settings (run.json), None when not recorded
-    # the picture inside black bars the clip was read in (status "picture", pipeline/picture.py); None: no bars
+    # the picture inside black bars or a fill the clip was read in (status "picture", pipeline/picture.py);
+    # None: neither
     picture: Optional[tuple[float, float, float, float]] = None
 
     @property

@@ -44,8 +44,8 @@ class CameraPath:
     in time order, then ``offsets`` at the sampled times."""
 
     def __init__(self, window: tuple[float, float, float, float] | None = None) -> None:
-        # the picture inside black bars (pipeline/picture.coded_window): the moves are then in its units, and
-        # bars, which never move, do not vote
+        # the picture inside black bars or a fill (pipeline/picture.coded_window): the moves are then in its
+        # units, and bars and fills, which never move with the scene, do not vote
         self.window = window
         self._times: list[float] = []  # the times of the frames each step ends on (and the first frame)
         self._steps: list[np.ndarray] = []  # the content's move over each step (normalised x, y; 0 for the first)

@@ -52,6 +52,6 @@ class PerceptionResult:
     # pipeline.schema.IDENTITIES_SCHEMA: one row per person_id, their mean appearance descriptor
     identities: Optional[pa.Table] = None
     n_segments: int = 1  # how many segments of the video were perceived to make this result
-    # the picture inside the video's black bars (normalised x0, y0, x1, y1 of the displayed frame; None: no
-    # bars). The tables above are then in the picture's coordinates (pipeline/picture.py)
+    # the picture inside the video's black bars or fill (normalised x0, y0, x1, y1 of the displayed frame;
+    # None: neither). The tables above are then in the picture's coordinates (pipeline/picture.py)
     picture: Optional[tuple[float, float, float, float]] = None

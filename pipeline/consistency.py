@@ -402,7 +402,7 @@ def check_tables(tracks: pa.Table, events: pa.Table, qa: pa.Table, duration: flo
 
 
 def check_clip(run) -> list[str]:
-    """``check_tables`` of a pipeline.accuracy.ClipRun, in the picture its clip was read in (inside black bars:
+    """``check_tables`` of a pipeline.accuracy.ClipRun, in the picture its clip was read in (inside black bars or a fill:
     pipeline/picture.py), where its events and QA were made."""
     from pipeline.picture import TRACK_COORDINATES, picture_aspect, to_picture
 

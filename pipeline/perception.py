@@ -97,7 +97,7 @@ class PerceptionWorker:
 
         with _timed(timings, "decode"):
             info = probe(clip.uri)
-            # perception sees the picture alone, never black bars (pipeline/picture.py)
+            # perception sees the picture alone, never black bars or a fill (pipeline/picture.py)
             picture = find_picture(clip.uri)
         stored_picture = coded_window(picture, info.rotation)  # what readers of the raw decoded frames crop
         shots = ShotDetector(threshold=sampling.scene_threshold, min_seconds=sampling.scene_min_seconds,

@@ -185,7 +185,7 @@ def _fill_pair(images: Sequence[np.ndarray]) -> tuple[int, int]:
 
 
 def picture_aspect(width: float, height: float, window: Optional[Window]) -> float:
-    """The displayed picture's width / height: the frame's, less its bars."""
+    """The displayed picture's width / height: the frame's, less its bars or fill."""
     if window is None:
         return width / height
     x0, y0, x1, y1 = window
@@ -264,6 +264,6 @@ def to_picture(table: Optional[pa.Table], window: Optional[Window], columns: dic
 
 
 def window_of(record: Optional[dict]) -> Optional[Window]:
-    """The picture recorded in a clip's status (``picture``), None when it had no bars."""
+    """The picture recorded in a clip's status (``picture``), None when it had no bars or fill."""
     picture = (record or {}).get("picture")
     return tuple(float(v) for v in picture) if picture else None

@@ -352,7 +352,7 @@ def rederive_clip(store: OutputStore, status: dict, config: Config, first_stage:
     if tracks is None:
         raise FileNotFoundError(f"{store.partition_file('tracks', video_id)}: missing tracks for an ok clip")
     objects = store.read_video_table("objects", video_id)
-    # events and QA read the picture inside black bars, as when the clip was perceived (pipeline/picture.py)
+    # events and QA read the picture inside black bars or a fill, as when the clip was perceived (pipeline/picture.py)
     picture = window_of(status)
     tracks = to_picture(tracks, picture, TRACK_COORDINATES)
     objects = to_picture(objects, picture, OBJECT_COORDINATES)

@@ -250,8 +250,8 @@ def _sampled_size(stream: av.video.stream.VideoStream, rotation: int, max_side: 
                   window: Optional[tuple[float, float, float, float]]) -> tuple[tuple[int, int], Optional[tuple[slice, slice]]]:
     """The size (before rotation) sampled frames are scaled to and the crop of the upright image that leaves
     the picture ``window`` (normalised x0, y0, x1, y1 of the displayed frame; None: the whole frame), so that
-    the picture's longer side is at most ``max_side``: the picture inside black bars gets the pixels the same
-    picture without them would (pipeline/picture.py)."""
+    the picture's longer side is at most ``max_side``: the picture inside black bars or a fill gets the pixels
+    the same picture without them would (pipeline/picture.py)."""
     width, height = _display_size(stream)
     if window is None:
         return scaled_size(width, height, max_side), None
@@ -415,7 +415,8 @@ class ShotDetector:
     def __init__(self, threshold: float = 3.0, min_seconds: float = 0.6, min_change: float = 12.0,
                  min_change_contrast: float = 1.0, window: Optional[tuple[float, float, float, float]] = None):
         self.threshold = float(threshold)
-        # the picture inside black bars (pipeline/picture.coded_window): constant bars would dilute every change
+        # the picture inside black bars or a fill (pipeline/picture.coded_window): constant margins would dilute
+        # every change
         self.window = window
         self.min_seconds = float(min_seconds)
         self.min_change = float(min_change)
@@ -535,7 +536,8 @@ def small_grey_image(image: np.ndarray, width: int) -> np.ndarray:
 def small_grey(frame: av.VideoFrame, width: int,
                window: Optional[tuple[float, float, float, float]] = None) -> np.ndarray:
     """A decoded frame as a small grey image: its luma plane read in place where the format has one; only its
-    ``window`` (normalised x0, y0, x1, y1 of the stored, unrotated frame: the picture inside black bars), if given."""
+    ``window`` (normalised x0, y0, x1, y1 of the stored, unrotated frame: the picture inside black bars or a
+    fill), if given."""
     if frame.format.name in _LUMA_FORMATS:
         plane = frame.planes[0]
         luma = np.frombuffer(plane, np.uint8).reshape(plane.height, plane.line_size)[:, : plane.width]
