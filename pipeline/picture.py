@@ -27,7 +27,8 @@ two things footage does not do at once, in every probed frame: the margins have 
 where every line of pixels jumps (``FILL_MIN_EDGE`` times the picture's usual step from pixel to pixel: a
 composited edge, 6-28 times on the edits tried; a blurred background in focus behind a person fades over
 many pixels; the few lines beside the edge, where a lossy encoder rings, are excused from softness). Fills are
-centred: both margins end at lines the same distance from their edges.
+centred: both margins end at lines the same distance from their edges. One probed frame may lack the edge: a
+title card, an end card or a logo shown full frame has flat margins too, but no line where a picture starts.
 """
 from __future__ import annotations
 
@@ -45,12 +46,14 @@ log = logging.getLogger(__name__)
 
 Window = tuple[float, float, float, float]  # normalised x0, y0, x1, y1 of the displayed frame
 
-PROBE_FRAMES = 7  # frames looked at, spread over the video (the keyframe before each of 7 instants)
-# a row (column) is black when 99 % of its pixels are at most this luma (full range, as PyAV's "gray" gives
-# it: video black reads 0-5 there) in every probed frame. The darkest rows of real footage on the shared clips
-# (tvhid_handshake_0001's dark room, tvhid_highfive_0005's shadowed left edge) read 28-51: a bar limit of 40
-# took 2 % of those pictures for bars
+PROBE_FRAMES = 7  # frames looked at, spread over the video (the frame at each of 7 instants)
+PROBE_MAX_DECODED = 120  # ...decoded on from the keyframe before it, at most this many frames
+# a row (column) is black when at most BAR_MAX_BRIGHT_SHARE of its pixels are brighter than this luma (full range,
+# as PyAV's "gray" gives it: video black reads 0-5 there) in every probed frame. The darkest rows of real footage
+# on the shared clips (tvhid_handshake_0001's dark room, tvhid_highfive_0005's shadowed left edge) read 28-51 (at
+# their 99th percentile): a bar limit of 40 took 2 % of those pictures for bars
 BAR_MAX_LUMA = 24
+BAR_MAX_BRIGHT_SHARE = 0.01
 MIN_BAR_SHARE = 0.01  # each bar at least this share of the frame's side...
 MIN_BAR_BALANCE = 0.5  # ...and the smaller of a pair at least this share of the larger
 MIN_PICTURE_SHARE = 0.4  # the picture keeps at least this share of each side (else: a dark video, no bars)
@@ -61,6 +64,10 @@ FILL_MAX_TEXTURE = 0.5
 # ...and end at a line where pixels step across it at least this many times the picture's usual step (lossless
 # edits 6-28; x264 at crf 32 smooths one edge of 8 tried to 2.97)
 FILL_MIN_EDGE = 2.5
+# ...in every probed frame but this many, when at least FILL_MIN_PROBES_TO_EXCUSE frames tell (not flat): a title
+# card, an end card or a logo has flat margins like the fill's but no edge where the picture starts
+FILL_EXCUSED_PROBES = 1
+FILL_MIN_PROBES_TO_EXCUSE = 4
 # the lines this close to the edge need not be soft: a lossy encoder rings beside a sharp edge (x264 at crf 32:
 # 0.56 of the picture's texture in the fill's first line, 0.14 four lines out)
 FILL_EDGE_RING = 4
@@ -97,17 +104,36 @@ def find_picture(uri: str) -> Optional[Window]:
 
 
 def _probe_greys(container, stream) -> list[tuple[np.ndarray, av.VideoFrame]]:
-    """The luma plane of the keyframe before each of PROBE_FRAMES instants spread over the video."""
+    """The luma plane of the frame at each of PROBE_FRAMES instants spread over the video. A short clip or a long
+    group of pictures has one keyframe for several instants, and that keyframe may be a title card or a fade from
+    black, so each instant's frame is decoded on to: from where the last one was found when it lies at most
+    PROBE_MAX_DECODED frames ahead (one pass over a short clip), else from the keyframe before it (at most that
+    many frames on from there)."""
     time_base = stream.time_base or Fraction(1, 1)
     duration = _declared_duration(container, stream)
     start = stream.start_time or 0
-    greys = []
+    rate = float(stream.average_rate or stream.guessed_rate or 25)
+    stream.thread_type = "AUTO"
+    # frames no other frame refers to are not decoded at all: the probe is the first reference frame at or after
+    # the instant, a few frames later at most, for a fraction of the decoding
+    stream.codec_context.skip_frame = "NONREF"
+    greys, frames, position = [], None, None
     instants = [duration * (k + 0.5) / PROBE_FRAMES for k in range(PROBE_FRAMES)] if duration > 0 else [0.0]
     for instant in instants:
-        container.seek(int(start + instant / time_base), stream=stream, backward=True)
-        frame = next(container.decode(stream), None)
-        if frame is not None:
-            greys.append((frame.to_ndarray(format="gray"), frame))
+        target = int(start + instant / time_base)
+        if position is None or not 0 <= (target - position) * time_base * rate <= PROBE_MAX_DECODED:
+            container.seek(target, stream=stream, backward=True)
+            frames = container.decode(stream)
+        frame = None
+        for decoded, candidate in enumerate(frames):
+            frame = candidate
+            if candidate.pts is None or candidate.pts >= target or decoded + 1 >= PROBE_MAX_DECODED:
+                break
+        if frame is None:
+            position = None
+            continue
+        position = frame.pts
+        greys.append((frame.to_ndarray(format="gray"), frame))
     return greys
 
 
@@ -118,8 +144,8 @@ def picture_window(greys: Sequence[np.ndarray]) -> Optional[Window]:
     if not stack or any(g.shape != stack[0].shape for g in stack):
         return None
     height, width = stack[0].shape
-    dark_rows = np.all([np.percentile(g, 99, axis=1) <= BAR_MAX_LUMA for g in stack], axis=0)
-    dark_columns = np.all([np.percentile(g, 99, axis=0) <= BAR_MAX_LUMA for g in stack], axis=0)
+    dark_rows = np.all([(g > BAR_MAX_LUMA).mean(axis=1) <= BAR_MAX_BRIGHT_SHARE for g in stack], axis=0)
+    dark_columns = np.all([(g > BAR_MAX_LUMA).mean(axis=0) <= BAR_MAX_BRIGHT_SHARE for g in stack], axis=0)
     top, bottom = _bar_pair(dark_rows)
     left, right = _bar_pair(dark_columns)
     # a fill on an axis without bars, looked for inside the bars of the other
@@ -151,18 +177,20 @@ def _fill_pair(images: Sequence[np.ndarray]) -> tuple[int, int]:
     if width < 8 or images[0].shape[0] < 2:
         return 0, 0
     middle = slice(int(MIDDLE[0] * width), max(int(MIDDLE[0] * width) + 1, int(MIDDLE[1] * width)))
-    soft, strength, informative = np.ones(width, bool), np.full(width - 1, np.inf), False
+    soft, strengths = np.ones(width, bool), []
     for image in images:
         texture = np.abs(np.diff(image, axis=0)).mean(axis=0)  # along each column
         step = np.abs(np.diff(image, axis=1)).mean(axis=0)  # across each line between neighbouring columns
         texture_ref, step_ref = float(np.median(texture[middle])), float(np.median(step[middle]))
         if texture_ref <= 0 or step_ref <= 0:
             continue  # a flat frame (a fade) tells nothing
-        informative = True
         soft &= texture <= FILL_MAX_TEXTURE * texture_ref
-        strength = np.minimum(strength, step / step_ref)  # each line's weakest step over the probes
-    if not informative:
+        strengths.append(step / step_ref)
+    if not strengths:
         return 0, 0
+    # each line's weakest step over the probes, but for the excused ones
+    excused = FILL_EXCUSED_PROBES if len(strengths) >= FILL_MIN_PROBES_TO_EXCUSE else 0
+    strength = np.sort(np.stack(strengths), axis=0)[excused]
     edge = strength >= FILL_MIN_EDGE
     # the picture starts after an edge line (between columns k and k + 1) with only soft columns before it (but
     # for the ring beside the edge), and ends before one with only soft columns after it

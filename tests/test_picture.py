@@ -114,6 +114,55 @@ def test_soft_footage_is_no_fill():
     assert picture_window([np.full((120, 200), 90, np.uint8)] * 3) is None
 
 
+def _card(height: int = 120, width: int = 200) -> np.ndarray:
+    """A title card shown full frame: flat grey with lettering in the middle (no picture, no fill edge)."""
+    card = np.full((height, width), 60, np.uint8)
+    card[height // 2 - 8:height // 2 + 8, width // 2 - 50:width // 2 + 50] = _scene(16, 100) // 2 + 120
+    return card
+
+
+def test_one_title_or_end_card_among_the_probes_does_not_hide_a_fill():
+    """Of 7 probed frames one may lack the fill's edge (a title or end card); with fewer than 4 that tell (not
+    flat), every one must have it; the margins' softness is asked of every probe still."""
+    filled = [_filled(_footage(width=120, seed=k), 40) for k in range(6)]
+    assert picture_window([_card()] + filled) == pytest.approx((40 / 200, 0.0, 160 / 200, 1.0))
+    assert picture_window(filled[:5] + [_card(), filled[5]]) == pytest.approx((40 / 200, 0.0, 160 / 200, 1.0))
+    assert picture_window([_card()] + filled[:2]) is None
+    assert picture_window([_card(), _card()] + filled[:5]) is None  # two cards: the edge is in 5 of 7 only
+    passing = [_footage(seed=k) for k in range(6)] + [filled[0]]  # a fill in one frame of seven
+    assert picture_window(passing) is None
+
+
+@pytest.mark.parametrize("opening", ["title card", "fade from black"])
+def test_a_posted_clip_opening_on_a_title_card_or_a_fade_is_cropped_back(media_dir, tmp_path, opening):
+    """The blurred-fill edit of tvhid_highfive_0018 whose first half second is a full-frame title card, or fades in
+    from black: the encoder's one keyframe is that opening frame, so every frame probed is decoded on to its own
+    instant (a keyframe-only probe saw the opening frame seven times and found no fill)."""
+    from tests.camera_edits import FILL, edit_clip, make_edit
+
+    filled = make_edit(FILL, media_dir / "tvhid_highfive_0018.avi", tmp_path)
+    frame_number = iter(range(10_000))
+
+    def open_with(image: np.ndarray) -> np.ndarray:
+        k = next(frame_number)
+        if k >= 12:
+            return image
+        if opening == "fade from black":
+            return (image * (k / 12)).astype(np.uint8)
+        card = np.full_like(image, 40)
+        cv2.putText(card, "HOSPITAL", (image.shape[1] // 2 - 90, image.shape[0] // 2), cv2.FONT_HERSHEY_SIMPLEX, 1.2,
+                    (255, 255, 255), 3)
+        return card
+
+    opened = edit_clip(filled, tmp_path / "opened.mp4", open_with)
+    with av.open(str(opened)) as container:
+        width = container.streams.video[0].codec_context.width
+        keyframes = sum(packet.is_keyframe for packet in container.demux(video=0) if packet.size)
+    assert keyframes < 7  # fewer keyframes than probes: the case this guards
+    margin = (width - 544) // 2
+    assert find_picture(str(opened)) == pytest.approx((margin / width, 0.0, (width - margin) / width, 1.0))
+
+
 def test_a_shared_clip_posted_with_a_blurred_fill_is_cropped_back_and_no_shared_clip_has_one(media_dir, tmp_path):
     """The blurred-fill edit (tests/camera_edits.py FILL) of tvhid_highfive_0018 gives back the original's place in
     the frame to the pixel; no shared clip as it is has bars or a fill."""
