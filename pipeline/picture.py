@@ -16,7 +16,9 @@ recomputed from stored tables see the picture's coordinates again (``tracks_in_p
 
 Bars are found once per video on a few frames spread over it (``find_picture``): rows (columns) at an edge
 that are dark in every one of them. Bars come in pairs: both opposite edges must be dark, and alike, since
-a dark side of a room is at one edge only.
+a dark side of a room is at one edge only. A film cut for the web often has its subtitles burned into the lower
+bar: there a row may be lettered in some frames, so it is a bar row when its ends are dark in every frame and
+the whole of it in at least one, and the two bars are then as deep as each other (a letterbox is centred).
 
 A phone's portrait video posted in a landscape frame (or a landscape one in a portrait frame) often fills the
 sides with the same picture enlarged and blurred, or with a flat colour. Those copies hold the people again,
@@ -57,6 +59,12 @@ BAR_MAX_BRIGHT_SHARE = 0.01
 MIN_BAR_SHARE = 0.01  # each bar at least this share of the frame's side...
 MIN_BAR_BALANCE = 0.5  # ...and the smaller of a pair at least this share of the larger
 MIN_PICTURE_SHARE = 0.4  # the picture keeps at least this share of each side (else: a dark video, no bars)
+# subtitles burned into letterbox bars (films cut for the web): a bar row may hold lettering in its middle; its ends,
+# this share of the row at each side, stay dark in every probe, and it is dark throughout in at least one probe
+# that is no black frame (between two subtitles). Such bars must be centred: as deep within this share of the
+# height (plus 2 rows)
+CAPTION_CLEAR_SHARE = 0.1
+BAR_CAPTION_MAX_OFFSET = 0.01
 # a fill's lines have at most this share of the texture (mean step between neighbours along the line) of the
 # picture's middle: blurred fills read 0.02-0.28 on the edits tried (a blur of 4 % of the frame's height), but
 # smooth footage reads as low in places (mmaction2_hug_lab: 0.25 at its 10th percentile), so the edge decides
@@ -148,6 +156,8 @@ def picture_window(greys: Sequence[np.ndarray]) -> Optional[Window]:
     dark_columns = np.all([(g > BAR_MAX_LUMA).mean(axis=0) <= BAR_MAX_BRIGHT_SHARE for g in stack], axis=0)
     top, bottom = _bar_pair(dark_rows)
     left, right = _bar_pair(dark_columns)
+    if (top, bottom) == (0, 0):
+        top, bottom = _captioned_bar_pair([g[:, left:width - right] for g in stack])
     # a fill on an axis without bars, looked for inside the bars of the other
     if (left, right) == (0, 0):
         left, right = _fill_pair([g[top:height - bottom].astype(np.float32) for g in stack])
@@ -168,6 +178,27 @@ def _bar_pair(dark: np.ndarray) -> tuple[int, int]:
     if min(first, last) < MIN_BAR_SHARE * n or min(first, last) < MIN_BAR_BALANCE * max(first, last):
         return 0, 0
     return first, last
+
+
+def _captioned_bar_pair(images: Sequence[np.ndarray]) -> tuple[int, int]:
+    """Letterbox bars with subtitles burned into them (rows of ``images``, uint8 luma inside any pillar bars), or
+    (0, 0) (module doc): rows dark at both ends (CAPTION_CLEAR_SHARE of their length) in every probed frame and dark
+    throughout in at least one that is no black frame, from both edges, the two bars as deep within
+    BAR_CAPTION_MAX_OFFSET."""
+    height, width = images[0].shape
+    ends = max(1, int(CAPTION_CLEAR_SHARE * width))
+    bright = [g > BAR_MAX_LUMA for g in images]
+    dark_ends = np.all([np.concatenate([b[:, :ends], b[:, -ends:]], axis=1).mean(axis=1) <= BAR_MAX_BRIGHT_SHARE
+                        for b in bright], axis=0)
+    dark_lines = [b.mean(axis=1) <= BAR_MAX_BRIGHT_SHARE for b in bright]
+    middle = slice(int(MIDDLE[0] * height), max(int(MIDDLE[0] * height) + 1, int(MIDDLE[1] * height)))
+    pictures = [d for d in dark_lines if not d[middle].all()]  # a black frame (a fade) says nothing
+    if not pictures:
+        return 0, 0
+    top, bottom = _bar_pair(dark_ends & np.any(pictures, axis=0))
+    if abs(top - bottom) > BAR_CAPTION_MAX_OFFSET * height + 2:
+        return 0, 0
+    return top, bottom
 
 
 def _fill_pair(images: Sequence[np.ndarray]) -> tuple[int, int]:

@@ -58,6 +58,38 @@ def test_dark_footage_is_no_bar():
     assert picture_window([]) is None
 
 
+def _lettered(frame: np.ndarray, rows: slice, columns: slice = slice(40, 160)) -> np.ndarray:
+    """``frame`` with white lettering (a subtitle) burned into ``rows``."""
+    frame = frame.copy()
+    frame[rows, columns] = np.where(np.random.RandomState(7).rand(rows.stop - rows.start, columns.stop - columns.start)
+                                    > 0.5, 235, 0)
+    return frame
+
+
+def test_subtitles_burned_into_a_letterbox_bar_do_not_hide_it():
+    """A letterboxed film with subtitles burned into its lower bar in some frames: a bar row may hold lettering where
+    its ends stay dark and the whole row is dark in some frame that is no black frame; the bars are centred then.
+    Dark ends alone (a vignette, a black frame among the probes) are no bar, and lettering in every frame gives no
+    window rather than a wrong one."""
+    films = [_scene(seed=k) for k in range(7)]
+    for frame in films:
+        frame[:15], frame[-15:] = 0, 0
+    subtitled = [_lettered(f, slice(108, 114)) if k % 2 == 0 else f for k, f in enumerate(films)]
+    assert picture_window(subtitled) == pytest.approx((0.0, 15 / 120, 1.0, 105 / 120))
+    pillarboxed = [np.pad(f, ((0, 0), (30, 30))) for f in subtitled]  # and inside pillar bars
+    assert picture_window(pillarboxed) == pytest.approx((30 / 260, 15 / 120, 230 / 260, 105 / 120))
+    assert picture_window([_lettered(f, slice(108, 114)) for f in films]) is None
+    vignetted = [_scene(seed=k) for k in range(7)]
+    for frame in vignetted:
+        frame[:15, :25], frame[:15, -25:], frame[-15:, :25], frame[-15:, -25:] = 0, 0, 0, 0
+    assert picture_window(vignetted) is None
+    assert picture_window(vignetted + [np.zeros((120, 200), np.uint8)]) is None
+    lopsided = [f.copy() for f in subtitled]
+    for frame in lopsided:
+        frame[:25] = 0  # a top bar deeper than the bottom one by more than the offset allowed
+    assert picture_window(lopsided) is None
+
+
 def _footage(height: int = 120, width: int = 200, seed: int = 0) -> np.ndarray:
     """Textured footage that is smooth from pixel to pixel, as camera footage is (``_scene``'s pixel noise steps
     as much between neighbours as anywhere): a random field blurred 3 pixels, luma 40-230."""
@@ -131,6 +163,31 @@ def test_one_title_or_end_card_among_the_probes_does_not_hide_a_fill():
     assert picture_window([_card(), _card()] + filled[:5]) is None  # two cards: the edge is in 5 of 7 only
     passing = [_footage(seed=k) for k in range(6)] + [filled[0]]  # a fill in one frame of seven
     assert picture_window(passing) is None
+
+
+def test_a_letterboxed_clip_with_burned_in_subtitles_is_cropped_back(media_dir, tmp_path):
+    """tvhid_highfive_0018 letterboxed (bars of a fifth of its height above and below) with two subtitles burned into
+    the lower bar, each shown for half a second with half a second between: the picture is found to the pixel."""
+    from tests.camera_edits import edit_clip
+
+    frame_number = iter(range(10_000))
+    bar = 82  # a fifth of the clip's 416 rows, even
+
+    def letterbox_with_subtitles(image: np.ndarray) -> np.ndarray:
+        k = next(frame_number)
+        height, width = image.shape[:2]
+        frame = np.zeros((height + 2 * bar, width, 3), np.uint8)
+        frame[bar:bar + height] = image
+        if (k // 12) % 2 == 0:
+            text = "I never said she stole my money" if (k // 24) % 2 == 0 else "Where were you last night?"
+            (text_width, text_height), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, 0.8, 2)
+            cv2.putText(frame, text, ((width - text_width) // 2, height + bar + (bar + text_height) // 2),
+                        cv2.FONT_HERSHEY_SIMPLEX, 0.8, (235, 235, 235), 2)
+        return frame
+
+    subtitled = edit_clip(media_dir / "tvhid_highfive_0018.avi", tmp_path / "subtitled.mp4", letterbox_with_subtitles,
+                          lambda w, h: (w, h + 2 * bar))
+    assert find_picture(str(subtitled)) == pytest.approx((0.0, bar / 580, 1.0, (bar + 416) / 580))
 
 
 @pytest.mark.parametrize("opening", ["title card", "fade from black"])
