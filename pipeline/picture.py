@@ -18,7 +18,8 @@ Bars are found once per video on a few frames spread over it (``find_picture``):
 that are dark in every one of them. Bars come in pairs: both opposite edges must be dark, and alike, since
 a dark side of a room is at one edge only. A film cut for the web often has its subtitles burned into the lower
 bar: there a row may be lettered in some frames, so it is a bar row when its ends are dark in every frame and
-the whole of it in at least one, and the two bars are then as deep as each other (a letterbox is centred).
+the whole of it in at least one (or the other bar is clean in every frame), and the two bars are then as deep as
+each other (a letterbox is centred).
 
 A phone's portrait video posted in a landscape frame (or a landscape one in a portrait frame) often fills the
 sides with the same picture enlarged and blurred, or with a flat colour. Those copies hold the people again,
@@ -61,8 +62,8 @@ MIN_BAR_BALANCE = 0.5  # ...and the smaller of a pair at least this share of the
 MIN_PICTURE_SHARE = 0.4  # the picture keeps at least this share of each side (else: a dark video, no bars)
 # subtitles burned into letterbox bars (films cut for the web): a bar row may hold lettering in its middle; its ends,
 # this share of the row at each side, stay dark in every probe, and it is dark throughout in at least one probe
-# that is no black frame (between two subtitles). Such bars must be centred: as deep within this share of the
-# height (plus 2 rows)
+# that is no black frame (between two subtitles), or the opposite bar is dark throughout in every probe (subtitles
+# on screen in all of them). Such bars must be centred: as deep within this share of the height (plus 2 rows)
 CAPTION_CLEAR_SHARE = 0.1
 BAR_CAPTION_MAX_OFFSET = 0.01
 # a fill's lines have at most this share of the texture (mean step between neighbours along the line) of the
@@ -157,7 +158,7 @@ def picture_window(greys: Sequence[np.ndarray]) -> Optional[Window]:
     top, bottom = _bar_pair(dark_rows)
     left, right = _bar_pair(dark_columns)
     if (top, bottom) == (0, 0):
-        top, bottom = _captioned_bar_pair([g[:, left:width - right] for g in stack])
+        top, bottom = _captioned_bar_pair([g[:, left:width - right] for g in stack], dark_rows)
     # a fill on an axis without bars, looked for inside the bars of the other
     if (left, right) == (0, 0):
         left, right = _fill_pair([g[top:height - bottom].astype(np.float32) for g in stack])
@@ -180,11 +181,12 @@ def _bar_pair(dark: np.ndarray) -> tuple[int, int]:
     return first, last
 
 
-def _captioned_bar_pair(images: Sequence[np.ndarray]) -> tuple[int, int]:
-    """Letterbox bars with subtitles burned into them (rows of ``images``, uint8 luma inside any pillar bars), or
-    (0, 0) (module doc): rows dark at both ends (CAPTION_CLEAR_SHARE of their length) in every probed frame and dark
-    throughout in at least one that is no black frame, from both edges, the two bars as deep within
-    BAR_CAPTION_MAX_OFFSET."""
+def _captioned_bar_pair(images: Sequence[np.ndarray], dark_rows: np.ndarray) -> tuple[int, int]:
+    """Letterbox bars with subtitles burned into them (rows of ``images``, uint8 luma inside any pillar bars;
+    ``dark_rows``, the rows dark throughout in every probe), or (0, 0) (module doc): rows dark at both ends
+    (CAPTION_CLEAR_SHARE of their length) in every probed frame, and dark throughout in at least one that is no
+    black frame, or on the side facing a bar dark throughout in every one (subtitles on screen in every probe);
+    from both edges, the two bars as deep within BAR_CAPTION_MAX_OFFSET."""
     height, width = images[0].shape
     ends = max(1, int(CAPTION_CLEAR_SHARE * width))
     bright = [g > BAR_MAX_LUMA for g in images]
@@ -195,10 +197,24 @@ def _captioned_bar_pair(images: Sequence[np.ndarray]) -> tuple[int, int]:
     pictures = [d for d in dark_lines if not d[middle].all()]  # a black frame (a fade) says nothing
     if not pictures:
         return 0, 0
+    limit = BAR_CAPTION_MAX_OFFSET * height + 2
     top, bottom = _bar_pair(dark_ends & np.any(pictures, axis=0))
-    if abs(top - bottom) > BAR_CAPTION_MAX_OFFSET * height + 2:
-        return 0, 0
-    return top, bottom
+    if (top, bottom) != (0, 0) and abs(top - bottom) <= limit:
+        return top, bottom
+    # one clean bar (dark throughout in every probe) and lettering in every probe of the other
+    clean_top, clean_bottom = _run(dark_rows), _run(dark_rows[::-1])
+    lettered_top, lettered_bottom = _run(dark_ends), _run(dark_ends[::-1])
+    for clean, lettered, pair in ((clean_top, lettered_bottom, (clean_top, lettered_bottom)),
+                                  (clean_bottom, lettered_top, (lettered_top, clean_bottom))):
+        if (clean >= MIN_BAR_SHARE * height and abs(clean - lettered) <= limit
+                and height - clean - lettered >= MIN_PICTURE_SHARE * height):
+            return pair
+    return 0, 0
+
+
+def _run(flags: np.ndarray) -> int:
+    """How many of ``flags`` are true from its start on."""
+    return int(np.argmin(flags)) if not flags.all() else len(flags)
 
 
 def _fill_pair(images: Sequence[np.ndarray]) -> tuple[int, int]:

@@ -67,10 +67,10 @@ def _lettered(frame: np.ndarray, rows: slice, columns: slice = slice(40, 160)) -
 
 
 def test_subtitles_burned_into_a_letterbox_bar_do_not_hide_it():
-    """A letterboxed film with subtitles burned into its lower bar in some frames: a bar row may hold lettering where
-    its ends stay dark and the whole row is dark in some frame that is no black frame; the bars are centred then.
-    Dark ends alone (a vignette, a black frame among the probes) are no bar, and lettering in every frame gives no
-    window rather than a wrong one."""
+    """A letterboxed film with subtitles burned into its lower bar: a bar row may hold lettering where its ends stay
+    dark and the whole row is dark in some frame that is no black frame, or the upper bar is clean in every frame;
+    the bars are centred then. Dark ends alone (a vignette, a black frame among the probes) are no bar, nor are
+    bars of different depths; lettering in both bars in every probe leaves only the lines outside it."""
     films = [_scene(seed=k) for k in range(7)]
     for frame in films:
         frame[:15], frame[-15:] = 0, 0
@@ -78,7 +78,10 @@ def test_subtitles_burned_into_a_letterbox_bar_do_not_hide_it():
     assert picture_window(subtitled) == pytest.approx((0.0, 15 / 120, 1.0, 105 / 120))
     pillarboxed = [np.pad(f, ((0, 0), (30, 30))) for f in subtitled]  # and inside pillar bars
     assert picture_window(pillarboxed) == pytest.approx((30 / 260, 15 / 120, 230 / 260, 105 / 120))
-    assert picture_window([_lettered(f, slice(108, 114)) for f in films]) is None
+    always = [_lettered(f, slice(108, 114)) for f in films]  # a subtitle on screen in every probe
+    assert picture_window(always) == pytest.approx((0.0, 15 / 120, 1.0, 105 / 120))
+    # lettering in both bars in every probe: only the lines outside it, dark in every probe, are bars
+    assert picture_window([_lettered(f, slice(5, 11)) for f in always]) == pytest.approx((0.0, 5 / 120, 1.0, 114 / 120))
     vignetted = [_scene(seed=k) for k in range(7)]
     for frame in vignetted:
         frame[:15, :25], frame[:15, -25:], frame[-15:, :25], frame[-15:, -25:] = 0, 0, 0, 0
@@ -165,9 +168,11 @@ def test_one_title_or_end_card_among_the_probes_does_not_hide_a_fill():
     assert picture_window(passing) is None
 
 
-def test_a_letterboxed_clip_with_burned_in_subtitles_is_cropped_back(media_dir, tmp_path):
+@pytest.mark.parametrize("shown", ["half the time", "all the time"])
+def test_a_letterboxed_clip_with_burned_in_subtitles_is_cropped_back(media_dir, tmp_path, shown):
     """tvhid_highfive_0018 letterboxed (bars of a fifth of its height above and below) with two subtitles burned into
-    the lower bar, each shown for half a second with half a second between: the picture is found to the pixel."""
+    the lower bar, each shown for half a second with half a second between, or one after the other with no pause:
+    the picture is found to the pixel."""
     from tests.camera_edits import edit_clip
 
     frame_number = iter(range(10_000))
@@ -178,7 +183,7 @@ def test_a_letterboxed_clip_with_burned_in_subtitles_is_cropped_back(media_dir, 
         height, width = image.shape[:2]
         frame = np.zeros((height + 2 * bar, width, 3), np.uint8)
         frame[bar:bar + height] = image
-        if (k // 12) % 2 == 0:
+        if shown == "all the time" or (k // 12) % 2 == 0:
             text = "I never said she stole my money" if (k // 24) % 2 == 0 else "Where were you last night?"
             (text_width, text_height), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, 0.8, 2)
             cv2.putText(frame, text, ((width - text_width) // 2, height + bar + (bar + text_height) // 2),
