@@ -153,12 +153,13 @@ def picture_window(greys: Sequence[np.ndarray]) -> Optional[Window]:
     if not stack or any(g.shape != stack[0].shape for g in stack):
         return None
     height, width = stack[0].shape
-    dark_rows = np.all([(g > BAR_MAX_LUMA).mean(axis=1) <= BAR_MAX_BRIGHT_SHARE for g in stack], axis=0)
-    dark_columns = np.all([(g > BAR_MAX_LUMA).mean(axis=0) <= BAR_MAX_BRIGHT_SHARE for g in stack], axis=0)
+    bright = [g > BAR_MAX_LUMA for g in stack]
+    dark_rows = np.all([b.mean(axis=1) <= BAR_MAX_BRIGHT_SHARE for b in bright], axis=0)
+    dark_columns = np.all([b.mean(axis=0) <= BAR_MAX_BRIGHT_SHARE for b in bright], axis=0)
     top, bottom = _bar_pair(dark_rows)
     left, right = _bar_pair(dark_columns)
     if (top, bottom) == (0, 0):
-        top, bottom = _captioned_bar_pair([g[:, left:width - right] for g in stack], dark_rows)
+        top, bottom = _captioned_bar_pair([b[:, left:width - right] for b in bright], dark_rows)
     # a fill on an axis without bars, looked for inside the bars of the other
     if (left, right) == (0, 0):
         left, right = _fill_pair([g[top:height - bottom].astype(np.float32) for g in stack])
@@ -169,11 +170,21 @@ def picture_window(greys: Sequence[np.ndarray]) -> Optional[Window]:
     return left / width, top / height, (width - right) / width, (height - bottom) / height
 
 
+def _run(flags: np.ndarray) -> int:
+    """How many of ``flags`` are true from its start on."""
+    return int(np.argmin(flags)) if not flags.all() else len(flags)
+
+
+def _middle(n: int) -> slice:
+    """The MIDDLE part of a side of ``n`` lines (at least one line)."""
+    start = int(MIDDLE[0] * n)
+    return slice(start, max(start + 1, int(MIDDLE[1] * n)))
+
+
 def _bar_pair(dark: np.ndarray) -> tuple[int, int]:
     """The bars (lines from each end) of one axis, or (0, 0) when they are no pair (module doc)."""
     n = len(dark)
-    first = int(np.argmin(dark)) if not dark.all() else n
-    last = int(np.argmin(dark[::-1])) if not dark.all() else n
+    first, last = _run(dark), _run(dark[::-1])
     if n - first - last < MIN_PICTURE_SHARE * n:
         return 0, 0
     if min(first, last) < MIN_BAR_SHARE * n or min(first, last) < MIN_BAR_BALANCE * max(first, last):
@@ -181,20 +192,18 @@ def _bar_pair(dark: np.ndarray) -> tuple[int, int]:
     return first, last
 
 
-def _captioned_bar_pair(images: Sequence[np.ndarray], dark_rows: np.ndarray) -> tuple[int, int]:
-    """Letterbox bars with subtitles burned into them (rows of ``images``, uint8 luma inside any pillar bars;
-    ``dark_rows``, the rows dark throughout in every probe), or (0, 0) (module doc): rows dark at both ends
-    (CAPTION_CLEAR_SHARE of their length) in every probed frame, and dark throughout in at least one that is no
-    black frame, or on the side facing a bar dark throughout in every one (subtitles on screen in every probe);
-    from both edges, the two bars as deep within BAR_CAPTION_MAX_OFFSET."""
-    height, width = images[0].shape
+def _captioned_bar_pair(bright: Sequence[np.ndarray], dark_rows: np.ndarray) -> tuple[int, int]:
+    """Letterbox bars with subtitles burned into them (rows of ``bright``, each probe's pixels brighter than
+    BAR_MAX_LUMA inside any pillar bars; ``dark_rows``, the rows dark throughout in every probe), or (0, 0) (module
+    doc): rows dark at both ends (CAPTION_CLEAR_SHARE of their length) in every probed frame, and dark throughout in
+    at least one that is no black frame, or on the side facing a bar dark throughout in every one (subtitles on
+    screen in every probe); from both edges, the two bars as deep within BAR_CAPTION_MAX_OFFSET."""
+    height, width = bright[0].shape
     ends = max(1, int(CAPTION_CLEAR_SHARE * width))
-    bright = [g > BAR_MAX_LUMA for g in images]
     dark_ends = np.all([np.concatenate([b[:, :ends], b[:, -ends:]], axis=1).mean(axis=1) <= BAR_MAX_BRIGHT_SHARE
                         for b in bright], axis=0)
     dark_lines = [b.mean(axis=1) <= BAR_MAX_BRIGHT_SHARE for b in bright]
-    middle = slice(int(MIDDLE[0] * height), max(int(MIDDLE[0] * height) + 1, int(MIDDLE[1] * height)))
-    pictures = [d for d in dark_lines if not d[middle].all()]  # a black frame (a fade) says nothing
+    pictures = [d for d in dark_lines if not d[_middle(height)].all()]  # a black frame (a fade) says nothing
     if not pictures:
         return 0, 0
     limit = BAR_CAPTION_MAX_OFFSET * height + 2
@@ -204,17 +213,11 @@ def _captioned_bar_pair(images: Sequence[np.ndarray], dark_rows: np.ndarray) -> 
     # one clean bar (dark throughout in every probe) and lettering in every probe of the other
     clean_top, clean_bottom = _run(dark_rows), _run(dark_rows[::-1])
     lettered_top, lettered_bottom = _run(dark_ends), _run(dark_ends[::-1])
-    for clean, lettered, pair in ((clean_top, lettered_bottom, (clean_top, lettered_bottom)),
-                                  (clean_bottom, lettered_top, (lettered_top, clean_bottom))):
-        if (clean >= MIN_BAR_SHARE * height and abs(clean - lettered) <= limit
-                and height - clean - lettered >= MIN_PICTURE_SHARE * height):
-            return pair
+    for clean, top, bottom in ((clean_top, clean_top, lettered_bottom), (clean_bottom, lettered_top, clean_bottom)):
+        if (clean >= MIN_BAR_SHARE * height and abs(top - bottom) <= limit
+                and height - top - bottom >= MIN_PICTURE_SHARE * height):
+            return top, bottom
     return 0, 0
-
-
-def _run(flags: np.ndarray) -> int:
-    """How many of ``flags`` are true from its start on."""
-    return int(np.argmin(flags)) if not flags.all() else len(flags)
 
 
 def _fill_pair(images: Sequence[np.ndarray]) -> tuple[int, int]:
@@ -223,7 +226,7 @@ def _fill_pair(images: Sequence[np.ndarray]) -> tuple[int, int]:
     width = images[0].shape[1]
     if width < 8 or images[0].shape[0] < 2:
         return 0, 0
-    middle = slice(int(MIDDLE[0] * width), max(int(MIDDLE[0] * width) + 1, int(MIDDLE[1] * width)))
+    middle = _middle(width)
     soft, strengths = np.ones(width, bool), []
     for image in images:
         texture = np.abs(np.diff(image, axis=0)).mean(axis=0)  # along each column
